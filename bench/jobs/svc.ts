@@ -1,0 +1,66 @@
+/**
+ * svc-gen's side of the benchmark: a real server on a fresh database, jobs
+ * enqueued over HTTP (POST /jobs) and drained by SDK workers over HTTP.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { mintWorker, startJobsService } from '../../test/jobs/helpers.ts';
+import type { TestService } from '../../test/helpers/service.ts';
+import { pool } from './measure.ts';
+
+export interface SvcBench {
+  readonly service: TestService;
+  enqueueHttp(count: number, concurrency: number): Promise<number>;
+  enqueueBulk(count: number): Promise<number>;
+  drain(count: number, workers: number, capacity: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startSvc(): Promise<SvcBench> {
+  const service = await startJobsService({ env: { SVC_LOG_LEVEL: 'error', SVC_DB_POOL_SIZE: '20' } });
+  const { token } = await mintWorker(service, ['bench']);
+  const jwt = await service.token({ role: 'Viewer', userId: 'bench' });
+  return {
+    service,
+    async enqueueHttp(count, concurrency) {
+      const started = performance.now();
+      await pool(count, concurrency, async (n) => {
+        const response = await fetch(`${service.url}/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+          body: JSON.stringify({ queue: 'enqueue-bench', kind: 'noop', payload: { n } }),
+        });
+        if (response.status !== 201) throw new Error(`enqueue: ${response.status}`);
+        await response.arrayBuffer();
+      });
+      return performance.now() - started;
+    },
+    async enqueueBulk(count) {
+      const started = performance.now();
+      for (let at = 0; at < count; at += 1000) {
+        const batch = Array.from({ length: Math.min(1000, count - at) }, (_, i) => ({ queue: 'bench', kind: 'noop', payload: { n: at + i } }));
+        await service.ctx.services.jobs.enqueueMany(batch, { actorId: null, tenantId: null });
+      }
+      return performance.now() - started;
+    },
+    drain: (count, workers, capacity) => drainInChild(service.url, token, count, workers, capacity),
+    close: () => service.close(),
+  };
+}
+
+function drainInChild(baseUrl: string, token: string, target: number, workers: number, capacity: number): Promise<number> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'drain-worker.ts')], {
+    env: { ...process.env, BASE_URL: baseUrl, WORKER_TOKEN: token, TARGET: String(target),
+      WORKERS: String(workers), CAPACITY: String(capacity) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => {
+      const match = /drained ([\d.]+)/.exec(output);
+      if (code === 0 && match) resolve(Number(match[1]));
+      else reject(new Error(`drain worker exited with ${code}: ${output}`));
+    });
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * Projections benchmark, one run, local Postgres only:
+ *  1. POST /projections/rebuild over 100,000 model events (50,000 records,
+ *     each Created then Updated);
+ *  2. GET /public/records/Product?limit=20 at concurrency 32 (autocannon),
+ *     beside the floor: the same SELECT on the projection table served by a
+ *     raw Node http server with pg.
+ * Run: npm run bench:projections   (DATABASE admin URL: TEST_DATABASE_ADMIN_URL)
+ */
+import { createServer, type Server } from 'node:http';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { adminFetch, startCatalog } from '../../test/projections/helpers.ts';
+
+const RECORDS = 50_000;
+const DURATION_SECS = 5;
+const CONNECTIONS = 32;
+
+async function seed(db: { none(sql: string): Promise<null> }): Promise<void> {
+  await db.none(`insert into product (id, name, status, price)
+    select 'P' || lpad(g::text, 8, '0'), 'Product ' || g, 'published', g + 1 from generate_series(1, ${RECORDS}) g`);
+  await db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type, data)
+    select 'C' || g, 'Product', 'P' || lpad(g::text, 8, '0'), 1, 'Created',
+           jsonb_build_object('name', 'Product ' || g, 'status', 'published', 'price', g)
+      from generate_series(1, ${RECORDS}) g`);
+  await db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type, data)
+    select 'U' || g, 'Product', 'P' || lpad(g::text, 8, '0'), 2, 'Updated', jsonb_build_object('price', g + 1)
+      from generate_series(1, ${RECORDS}) g`);
+  await db.none('analyze');
+}
+
+function floorServer(url: string): Promise<{ server: Server; url: string; pool: pg.Pool }> {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const sql = `select "id", "name", "status", "price", "order", "vendor_id" as "vendorId"
+                 from product_projection where tenant_id = '' order by id limit $1`;
+  const server = createServer(async (_req, res) => {
+    const { rows } = await pool.query(sql, [20]);
+    const body = JSON.stringify({ items: rows });
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    const address = server.address() as { port: number };
+    resolve({ server, url: `http://127.0.0.1:${address.port}`, pool });
+  }));
+}
+
+async function load(url: string) {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_SECS });
+  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
+    errors: result.errors + result.non2xx };
+}
+
+async function main(): Promise<void> {
+  const svc = await startCatalog({
+    env: { SVC_PUBLIC_READ_MODELS: 'Product', RATE_LIMIT_RPS: '10000000', SVC_LOG_LEVEL: 'error', SVC_DB_POOL_SIZE: '10' },
+  });
+  try {
+    await seed(svc.ctx.db);
+    const started = performance.now();
+    const res = await adminFetch(svc, '/projections/rebuild', { method: 'POST' });
+    const rebuildMs = performance.now() - started;
+    if (res.status !== 200) throw new Error(`rebuild answered ${res.status}: ${await res.text()}`);
+    const rows = await svc.ctx.db.one<{ n: number }>('select count(*)::int as n from product_projection');
+    await svc.ctx.db.none('analyze product_projection');
+
+    const floor = await floorServer(svc.database.url);
+    const ours = await load(`${svc.url}/public/records/Product?limit=20`);
+    const raw = await load(`${floor.url}/`);
+    floor.server.close();
+    await floor.pool.end();
+
+    console.log(`\nrebuild: ${RECORDS * 2} events -> ${rows.n} rows in ${(rebuildMs / 1000).toFixed(2)} s ` +
+      `(${Math.round((RECORDS * 2) / (rebuildMs / 1000))} events/s)\n`);
+    console.log(`public read, 20 rows, concurrency ${CONNECTIONS}, ${DURATION_SECS} s each`);
+    console.log('| server                          | req/s  | p50 ms | p99 ms | errors |');
+    console.log('|---------------------------------|--------|--------|--------|--------|');
+    for (const [name, r] of [['svc-gen GET /public/records', ours], ['floor: raw http + pg (same SQL)', raw]] as const) {
+      console.log(`| ${name.padEnd(31)} | ${String(r.rps).padStart(6)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${String(r.errors).padStart(6)} |`);
+    }
+    console.log(`\nratio svc-gen / floor: ${(ours.rps / raw.rps).toFixed(2)}`);
+  } finally {
+    await svc.close();
+  }
+}
+
+await main();

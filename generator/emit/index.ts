@@ -1,0 +1,81 @@
+/**
+ * Stage 3: IR (+ what DIR already holds) -> every file of the generated
+ * project as a Map<relativePath, content>. Pure: no clock, no file system.
+ */
+import { toSnapshot, stableStringify } from '../../runtime/ir/snapshot.ts';
+import type { SchemaIR } from '../../runtime/ir/types.ts';
+import type { Result, SourceLocation } from '../diagnostics.ts';
+import { emitAccess } from './access.ts';
+import { GENERATED_MARKER } from './header.ts';
+import { emitMigration } from './migrate/index.ts';
+import { emitModels } from './models.ts';
+import { emitPackageJson, emitServer, emitTsconfig } from './project.ts';
+import { emitProjections } from './projections.ts';
+import { emitResolverIndex, emitStubs, obsoleteStubs } from './resolvers.ts';
+
+/** What DIR holds before the build, as read by write.ts. */
+export interface PreviousOutput {
+  /** The IR of DIR/schema.snapshot.json; null for a first build. */
+  readonly snapshot: SchemaIR | null;
+  /** File names in DIR/migrations. */
+  readonly migrations: readonly string[];
+  /** Contents of DIR/projections/* and DIR/resolvers/* by relative path. */
+  readonly managed: ReadonlyMap<string, string>;
+}
+
+export interface EmitInput {
+  readonly ir: SchemaIR;
+  /** schema.ts text, copied verbatim. */
+  readonly schemaSource: string;
+  /** How generated headers name the schema (`schema.ts`). */
+  readonly schemaFile: string;
+  /** package.json name is `<name>-service`. */
+  readonly name: string;
+  readonly previous: PreviousOutput;
+  readonly allowDestructive: boolean;
+  readonly locate: (model: string, field?: string) => SourceLocation;
+}
+
+export interface EmitOutput {
+  /** Files to write, sorted by path. */
+  readonly files: ReadonlyMap<string, string>;
+  /** Files to delete: projections of removed models, untouched stubs of removed models. */
+  readonly obsolete: readonly string[];
+  /** The new migration's path and change summary, when there is one. */
+  readonly migration: { readonly path: string; readonly summary: readonly string[] } | null;
+}
+
+export function emitProject(input: EmitInput): Result<EmitOutput> {
+  const { ir, schemaFile, previous } = input;
+  const migration = emitMigration({
+    previous: previous.snapshot,
+    next: ir,
+    existing: previous.migrations,
+    allowDestructive: input.allowDestructive,
+    schemaFile,
+    locate: input.locate,
+  });
+  if (!migration.ok) return migration;
+  const files = new Map<string, string>([
+    ...(migration.value ? ([[migration.value.path, migration.value.content]] as const) : []),
+    ['schema.snapshot.json', stableStringify(toSnapshot(ir))],
+    ['schema.ts', input.schemaSource],
+    ['access.ts', emitAccess(ir, schemaFile)],
+    ['models.ts', emitModels(ir, schemaFile)],
+    ['resolvers/index.ts', emitResolverIndex(ir, schemaFile)],
+    ['server.ts', emitServer(schemaFile)],
+    ['tsconfig.json', emitTsconfig()],
+    ['package.json', emitPackageJson(input.name)],
+    ...emitProjections(ir, schemaFile),
+    ...emitStubs(ir, previous.managed),
+  ]);
+  const obsolete = [...obsoleteProjections(files, previous.managed), ...obsoleteStubs(ir, previous.managed)].sort();
+  const sorted = new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const summary = migration.value ? { path: migration.value.path, summary: migration.value.summary } : null;
+  return { ok: true, value: { files: sorted, obsolete, migration: summary } };
+}
+
+/** Generated projection files whose model is gone. */
+function obsoleteProjections(files: ReadonlyMap<string, string>, managed: ReadonlyMap<string, string>): string[] {
+  return [...managed].filter(([path, content]) => path.startsWith('projections/') && !files.has(path) && content.includes(GENERATED_MARKER)).map(([path]) => path);
+}

@@ -1,0 +1,15 @@
+/** projections/<table>.sql: the current-state read model of each entity, every column as text. */
+import type { Model, SchemaIR } from '../../runtime/ir/types.ts';
+import { projectionTableName, quoteIdent } from '../ir/naming.ts';
+import { columnFields } from './sql.ts';
+import { render } from './templates.ts';
+
+export function emitProjections(ir: SchemaIR, schemaFile: string): Map<string, string> {
+  return new Map(ir.models.map((model) => [`projections/${model.table}.sql`, projection(model, schemaFile)]));
+}
+
+function projection(model: Model, schemaFile: string): string {
+  const columns = ['id', 'tenant_id', ...columnFields(model.fields).map((f) => f.column!), 'created_at', 'updated_at'];
+  const lines = columns.map((c, i) => `${quoteIdent(c)} ${i === 0 ? 'text primary key' : 'text'}${i < columns.length - 1 ? ',' : ''}`);
+  return render('projection.sql', { schemaFile, model: model.name, table: quoteIdent(projectionTableName(model.table)), lines });
+}

@@ -1,0 +1,31 @@
+/**
+ * Handlebars templates from templates/*.hbs. Templates only interpolate and
+ * loop: emitters hand them complete view-models (sorted, names resolved,
+ * SQL and TS fragments already rendered).
+ */
+import { readFileSync } from 'node:fs';
+import Handlebars from 'handlebars';
+
+export const TEMPLATE_NAMES = [
+  'migration.sql',
+  'projection.sql',
+  'access.ts',
+  'models.ts',
+  'resolver-stub.ts',
+  'resolvers-index.ts',
+  'server.ts',
+] as const;
+export type TemplateName = (typeof TEMPLATE_NAMES)[number];
+
+const TEMPLATE_DIR = new URL('../../templates/', import.meta.url);
+const compiled = new Map<TemplateName, Handlebars.TemplateDelegate>();
+
+export function render(name: TemplateName, view: object): string {
+  let template = compiled.get(name);
+  if (!template) {
+    const text = readFileSync(new URL(`${name}.hbs`, TEMPLATE_DIR), 'utf8');
+    template = Handlebars.compile(text, { noEscape: true, strict: true });
+    compiled.set(name, template);
+  }
+  return template(view);
+}

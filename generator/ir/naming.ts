@@ -1,0 +1,90 @@
+/**
+ * The one place where names are derived: tables, columns, input names,
+ * constraints, indexes, projections, migration slugs. Postgres truncates
+ * identifiers at 63 bytes, so longer names get a short stable hash suffix
+ * instead of colliding silently.
+ */
+import { createHash } from 'node:crypto';
+
+export const PG_MAX_IDENTIFIER_BYTES = 63;
+const HASH_LENGTH = 8;
+
+/** `DealStage` -> `deal_stage`, `lastContactAt` -> `last_contact_at`, `HTTPLog` -> `http_log`. */
+export function snakeCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase();
+}
+
+/** Fits a name into 63 bytes: `<prefix>_<hash8>` when longer. */
+export function pgIdentifier(name: string): string {
+  if (Buffer.byteLength(name) <= PG_MAX_IDENTIFIER_BYTES) return name;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, HASH_LENGTH);
+  let prefix = '';
+  for (const char of name) {
+    if (Buffer.byteLength(prefix + char) > PG_MAX_IDENTIFIER_BYTES - HASH_LENGTH - 1) break;
+    prefix += char;
+  }
+  return `${prefix}_${hash}`;
+}
+
+export function tableName(model: string): string {
+  return pgIdentifier(snakeCase(model));
+}
+
+export function projectionTableName(table: string): string {
+  return pgIdentifier(`${table}_projection`);
+}
+
+/** Column of a declared field; belongsTo fields store the target id in `<field>_id`. */
+export function columnName(field: string, belongsTo: boolean): string {
+  return pgIdentifier(belongsTo ? `${snakeCase(field)}_id` : snakeCase(field));
+}
+
+/** Name in JSON data: `company` (belongsTo) is written and read as `companyId`. */
+export function inputName(field: string, belongsTo: boolean): string {
+  return belongsTo ? `${field}Id` : field;
+}
+
+export function indexName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_idx`);
+}
+
+export function uniqueIndexName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_key`);
+}
+
+export function checkName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_check`);
+}
+
+export function foreignKeyName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_fkey`);
+}
+
+/** `"order"`: every identifier in generated SQL is quoted, so keywords work as names. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** `'it''s'` */
+export function quoteLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** Lower-case words joined by `_`, for file names: `add field Contact.vip` -> `add_field_contact_vip`. */
+export function slug(text: string, maxLength = 60): string {
+  const words = snakeCase(text).replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  return words.slice(0, maxLength).replace(/_+$/, '') || 'change';
+}
+
+/** npm-style package name part: `My CRM` -> `my-crm`. */
+export function packageSlug(text: string): string {
+  return slug(text).replace(/_/g, '-');
+}
+
+/** `0002_add_contact_vip.sql` */
+export function migrationFileName(sequence: number, description: string): string {
+  return `${String(sequence).padStart(4, '0')}_${slug(description)}.sql`;
+}

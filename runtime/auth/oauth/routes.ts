@@ -1,0 +1,82 @@
+/**
+ * OAuth2 / OIDC sign-in for the providers configured from OAUTH_<PROVIDER>_*:
+ * GET /auth/oauth/providers, /auth/oauth/authorize?provider=,
+ * /auth/oauth/callback/{provider}?code=&state=.
+ */
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { ulid } from 'ulid';
+import type { OAuthProviderConfig } from '../../config/index.ts';
+import type { Db } from '../../db/index.ts';
+import { badRequest, forbidden, notFound } from '../../http/errors.ts';
+import type { Logger } from '../../log/index.ts';
+import { normaliseEmail } from '../policy.ts';
+import type { Accounts } from '../service.ts';
+import { findUserByEmail, insertUserIfAbsent, type UserRow } from '../users.ts';
+import { authorizationUrl, exchangeCode, fetchIdentity } from './client.ts';
+import { BINDING_COOKIE, STATE_TTL_SECS, codeChallenge, randomToken, saveState, takeState } from './state.ts';
+
+export interface OAuthRouteOptions {
+  readonly providers: readonly OAuthProviderConfig[];
+  readonly db: Db;
+  readonly accounts: Accounts;
+  readonly log: Logger;
+}
+
+const STATE_ERRORS = { unknown: 'invalid or already used OAuth state', expired: 'OAuth state expired',
+  provider: 'OAuth state belongs to another provider', browser: 'OAuth state was issued to another browser' };
+
+export function mountOAuthRoutes(router: Router, options: OAuthRouteOptions): void {
+  const { providers, db } = options;
+  const find = (name: unknown) => {
+    if (typeof name !== 'string' || name === '') throw badRequest('provider is required', { field: 'provider' });
+    const provider = providers.find((p) => p.name === name);
+    if (!provider) throw notFound('unknown OAuth provider');
+    return provider;
+  };
+  router.get('/auth/oauth/providers', (ctx) => {
+    ctx.body = { providers: providers.map((p) => ({ name: p.name, authorizeUrl: `/auth/oauth/authorize?provider=${p.name}` })) };
+  });
+  router.get('/auth/oauth/authorize', async (ctx) => {
+    const provider = find(ctx.query.provider);
+    const browserBinding = bindingOf(ctx) ?? randomToken();
+    const codeVerifier = randomToken();
+    const nonce = randomToken(16);
+    const redirectUri = provider.redirectUri ?? `${ctx.origin}/auth/oauth/callback/${provider.name}`;
+    const state = await saveState(db, { provider: provider.name, browserBinding, codeVerifier, nonce, redirectUri });
+    ctx.cookies.set(BINDING_COOKIE, browserBinding, {
+      httpOnly: true, sameSite: 'lax', path: '/auth/oauth', maxAge: STATE_TTL_SECS * 1000, secure: ctx.secure, overwrite: true,
+    });
+    ctx.redirect(authorizationUrl(provider, { state, nonce, codeChallenge: codeChallenge(codeVerifier), redirectUri }));
+  });
+  router.get('/auth/oauth/callback/:provider', async (ctx) => {
+    const provider = find(ctx.params.provider);
+    const { code, state, error } = ctx.query;
+    if (typeof state !== 'string' || state === '') throw badRequest('state is required', { field: 'state' });
+    const taken = await takeState(db, state, provider.name, bindingOf(ctx));
+    if (typeof error === 'string') throw badRequest('oauth provider returned an error', { providerError: error });
+    if (!taken.ok) throw badRequest(STATE_ERRORS[taken.reason]);
+    if (typeof code !== 'string' || code === '') throw badRequest('code is required', { field: 'code' });
+    const accessToken = await exchangeCode(provider, code, taken.codeVerifier, taken.redirectUri, taken.nonce);
+    const identity = await fetchIdentity(provider, accessToken);
+    const user = await findOrCreate(db, identity.email);
+    if (user.disabled) throw forbidden('account disabled');
+    options.log.info({ provider: provider.name, userId: user.id }, 'oauth sign-in');
+    const pair = await options.accounts.issue(user);
+    ctx.body = { access_token: pair.token, refresh_token: pair.refresh_token, token_type: 'Bearer', user: pair.user };
+  });
+}
+
+function bindingOf(ctx: Koa.Context): string | null {
+  const value = ctx.cookies.get(BINDING_COOKIE);
+  return value && /^[\w-]{20,100}$/.test(value) ? value : null;
+}
+
+/** New OAuth users are Viewers without a tenant and without a password. */
+async function findOrCreate(db: Db, rawEmail: string): Promise<UserRow> {
+  const email = normaliseEmail(rawEmail);
+  const existing = await findUserByEmail(db, email);
+  if (existing) return existing;
+  const created = await insertUserIfAbsent(db, { id: ulid(), email, passwordHash: null, role: 'Viewer', tenantId: null });
+  return created ?? ((await findUserByEmail(db, email)) as UserRow);
+}

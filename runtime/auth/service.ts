@@ -1,0 +1,116 @@
+/**
+ * The account operations behind the REST routes: log in, register, refresh,
+ * log out, and issuing a token pair for a user (also used by OAuth).
+ */
+import { ulid } from 'ulid';
+import type { Config } from '../config/index.ts';
+import type { Db } from '../db/index.ts';
+import { HttpError, conflict, forbidden, unauthorized } from '../http/errors.ts';
+import type { Logger } from '../log/index.ts';
+import type { PasswordHasher } from './passwords.ts';
+import { checkNewPassword, normaliseEmail, optionalString, requirePassword } from './policy.ts';
+import { createSession, revokeSession, rotateRefreshToken } from './sessions.ts';
+import { claimLoginAttempt, clearLoginAttempts } from './throttle.ts';
+import type { TokenSigner } from './tokens.ts';
+import {
+  findUserByEmail, findUserById, insertUser, isUniqueViolation, publicUser, setPasswordHash, type UserRow,
+} from './users.ts';
+
+export interface TokenPair {
+  readonly token: string;
+  readonly refresh_token: string;
+  readonly user: Record<string, unknown>;
+}
+
+export interface AccountDeps {
+  readonly db: Db;
+  readonly config: Config;
+  readonly tokens: TokenSigner;
+  readonly hasher: PasswordHasher;
+  readonly log: Logger;
+}
+
+const INVALID_CREDENTIALS = 'invalid email or password';
+
+export class Accounts {
+  constructor(private readonly deps: AccountDeps) {}
+
+  /** Opens a session for `user` and signs its first token pair. */
+  async issue(user: UserRow, withTenant = false): Promise<TokenPair> {
+    const { db, config } = this.deps;
+    const session = await db.tx('svc-auth-session', (t) => createSession(t, user, config.auth.refreshTokenTtlSecs));
+    return this.pair(user, session.sessionId, session.refreshToken, withTenant);
+  }
+
+  async login(body: Record<string, unknown>): Promise<TokenPair> {
+    const email = normaliseEmail(body.email);
+    const password = requirePassword(body.password);
+    const claim = await claimLoginAttempt(this.deps.db, email);
+    if (!claim.allowed) {
+      throw new HttpError(429, 'rate_limited', { retryAfter: claim.retryAfterSecs, reason: 'too many failed login attempts' },
+        { 'Retry-After': String(claim.retryAfterSecs) });
+    }
+    const user = await findUserByEmail(this.deps.db, email);
+    const verdict = await this.deps.hasher.verify(user?.password_hash ?? null, password);
+    if (!user || !verdict.ok) throw unauthorized(INVALID_CREDENTIALS);
+    if (user.disabled) throw forbidden('account disabled');
+    await clearLoginAttempts(this.deps.db, email);
+    if (verdict.rehash) await this.upgradeHash(user, password);
+    return this.issue(user);
+  }
+
+  async register(body: Record<string, unknown>): Promise<TokenPair> {
+    const { auth } = this.deps.config;
+    const email = normaliseEmail(body.email);
+    const password = checkNewPassword(body.password, { minLength: auth.passwordMinLength, requireComplexity: auth.passwordRequireComplexity });
+    const id = ulid();
+    const tenant = auth.selfRegistrationTenant;
+    const tenantId = tenant.mode === 'none' ? null : tenant.mode === 'per-user' ? id : tenant.tenantId;
+    const passwordHash = await this.deps.hasher.hash(password);
+    try {
+      const user = await insertUser(this.deps.db, {
+        id, email, passwordHash, role: auth.selfRegistrationRole, tenantId,
+        firstName: optionalString(body, 'firstName'), lastName: optionalString(body, 'lastName'),
+      });
+      return await this.issue(user, true);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict('email already registered');
+      throw error;
+    }
+  }
+
+  async refresh(refreshToken: string): Promise<TokenPair> {
+    const ttl = this.deps.config.auth.refreshTokenTtlSecs;
+    const outcome = await this.deps.db.tx('svc-auth-refresh', async (t) => {
+      const rotation = await rotateRefreshToken(t, refreshToken, ttl);
+      // Committed, not thrown: the revocation must survive the 401 that follows.
+      if (rotation.kind === 'reused') await revokeSession(t, rotation.sessionId, 'refresh token reuse');
+      return rotation;
+    });
+    if (outcome.kind === 'reused') this.deps.log.warn({ sessionId: outcome.sessionId }, 'refresh token reuse: session revoked');
+    if (outcome.kind !== 'rotated') throw unauthorized('invalid refresh token');
+    const user = await findUserById(this.deps.db, outcome.userId);
+    if (!user || user.disabled) throw unauthorized('invalid refresh token');
+    return this.pair(user, outcome.sessionId, outcome.refreshToken, false);
+  }
+
+  async logout(sessionId: string): Promise<void> {
+    await this.deps.db.tx('svc-auth-logout', (t) => revokeSession(t, sessionId, 'logout'));
+  }
+
+  private async pair(user: UserRow, sessionId: string, refreshToken: string, withTenant: boolean): Promise<TokenPair> {
+    const token = await this.deps.tokens.sign({
+      userId: user.id, role: user.role, tenantId: user.tenant_id, sessionId, email: user.email,
+    });
+    return { token, refresh_token: refreshToken, user: publicUser(user, withTenant) };
+  }
+
+  /** Legacy bcrypt (or outdated argon2 parameters) -> argon2id, now that we know the password. */
+  private async upgradeHash(user: UserRow, password: string): Promise<void> {
+    try {
+      await setPasswordHash(this.deps.db, user.id, await this.deps.hasher.hash(password));
+    } catch (error) {
+      this.deps.log.warn({ err: error, userId: user.id }, 'password rehash failed; will retry on next login');
+    }
+  }
+}

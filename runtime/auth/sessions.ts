@@ -1,0 +1,113 @@
+/**
+ * Sessions and refresh tokens.
+ *
+ * A refresh token is 32 random bytes (base64url) stored only as its SHA-256.
+ * Each refresh marks the presented token used and issues a successor in the
+ * same transaction. The `used_at is null` condition of that update is the
+ * whole concurrency story: of two refreshes racing with one token, Postgres
+ * lets exactly one update the row; the other then sees it used, which is
+ * indistinguishable from a replay by a thief, so the session is revoked
+ * (OAuth 2.0 Security BCP, refresh token rotation). Clients must serialise
+ * their refreshes.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { ulid } from 'ulid';
+import type { Tx } from '../db/index.ts';
+import type { Role } from '../ir/types.ts';
+
+/** Where every instance hears that sessions changed (payload `s:<sessionId>` or `u:<userId>`). */
+export const SESSIONS_CHANNEL = 'svc_auth_sessions';
+
+export interface IssuedSession {
+  readonly sessionId: string;
+  readonly refreshToken: string;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function newRefreshToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+async function insertRefreshToken(t: Tx, sessionId: string, ttlSecs: number): Promise<string> {
+  const token = newRefreshToken();
+  await t.none(
+    `insert into svc_refresh_tokens (token_hash, session_id, expires_at)
+     values ($1, $2, now() + $3 * interval '1 second')`,
+    [hashToken(token), sessionId, ttlSecs],
+  );
+  return token;
+}
+
+export async function createSession(
+  t: Tx, user: { id: string; role: Role; tenant_id: string | null }, ttlSecs: number,
+): Promise<IssuedSession> {
+  const sessionId = ulid();
+  await t.none(
+    `insert into svc_sessions (id, user_id, role, tenant_id, expires_at)
+     values ($1, $2, $3, $4, now() + $5 * interval '1 second')`,
+    [sessionId, user.id, user.role, user.tenant_id, ttlSecs],
+  );
+  return { sessionId, refreshToken: await insertRefreshToken(t, sessionId, ttlSecs) };
+}
+
+export type Rotation =
+  | { readonly kind: 'rotated'; readonly sessionId: string; readonly userId: string; readonly refreshToken: string }
+  | { readonly kind: 'invalid' }
+  | { readonly kind: 'reused'; readonly sessionId: string };
+
+/**
+ * Consumes a refresh token. `invalid`: unknown, expired, or its session is
+ * revoked or expired. `reused`: it was already used; the caller revokes.
+ */
+export async function rotateRefreshToken(t: Tx, token: string, ttlSecs: number): Promise<Rotation> {
+  const hash = hashToken(token);
+  const used = await t.oneOrNone<{ session_id: string; user_id: string }>(
+    `update svc_refresh_tokens r set used_at = now()
+       from svc_sessions s
+      where r.token_hash = $1 and r.used_at is null and r.expires_at > now()
+        and s.id = r.session_id and s.revoked_at is null and s.expires_at > now()
+      returning r.session_id, s.user_id`,
+    [hash],
+  );
+  if (used) {
+    const refreshToken = await insertRefreshToken(t, used.session_id, ttlSecs);
+    return { kind: 'rotated', sessionId: used.session_id, userId: used.user_id, refreshToken };
+  }
+  const known = await t.oneOrNone<{ session_id: string; used: boolean }>(
+    'select session_id, used_at is not null as used from svc_refresh_tokens where token_hash = $1',
+    [hash],
+  );
+  return known?.used ? { kind: 'reused', sessionId: known.session_id } : { kind: 'invalid' };
+}
+
+/** Revokes a session and tells every instance on commit. */
+export async function revokeSession(t: Tx, sessionId: string, reason: string): Promise<void> {
+  await t.none(
+    'update svc_sessions set revoked_at = now(), revoked_reason = $2 where id = $1 and revoked_at is null',
+    [sessionId, reason],
+  );
+  await announceSessionChange(t, `s:${sessionId}`);
+}
+
+export async function revokeUserSessions(t: Tx, userId: string, reason: string): Promise<void> {
+  await t.none(
+    'update svc_sessions set revoked_at = now(), revoked_reason = $2 where user_id = $1 and revoked_at is null',
+    [userId, reason],
+  );
+  await announceSessionChange(t, `u:${userId}`);
+}
+
+/** Copies a user's new role and tenant onto the sessions its access tokens name. */
+export async function syncUserSessions(t: Tx, user: { id: string; role: Role; tenant_id: string | null }) {
+  await t.none('update svc_sessions set role = $2, tenant_id = $3 where user_id = $1 and revoked_at is null',
+    [user.id, user.role, user.tenant_id]);
+  await announceSessionChange(t, `u:${user.id}`);
+}
+
+/** pg_notify in the transaction: delivered to every instance when it commits, never before. */
+export async function announceSessionChange(t: Tx, payload: string): Promise<void> {
+  await t.result('select pg_notify($1, $2)', [SESSIONS_CHANNEL, payload]);
+}

@@ -1,0 +1,65 @@
+/**
+ * The database layer: one pg-promise database plus one notification channel,
+ * on a real Postgres server (DATABASE_URL) or on embedded PGlite.
+ *
+ * Rule for every caller (ADR 001): never wait on a second query while holding a
+ * client or a transaction. Embedded mode has exactly one connection, so that
+ * deadlocks; on a real server it wastes a pooled connection.
+ */
+import pgPromise from 'pg-promise';
+import type { IDatabase, IMain, ITask } from 'pg-promise';
+import { createPgNotifier, type Notifier } from './notify.ts';
+import { openEmbedded } from './embedded.ts';
+
+export type { Notifier } from './notify.ts';
+export { migrate, pendingMigrations, MigrationError, type MigrationSet } from './migrate.ts';
+
+export type Db = IDatabase<unknown>;
+/** A task or transaction handle (`db.tx(t => ...)`). */
+export type Tx = ITask<unknown>;
+
+export interface Database {
+  readonly db: Db;
+  readonly pgp: IMain;
+  readonly notifier: Notifier;
+  /** 'server' for a real Postgres, 'embedded' for PGlite. */
+  readonly kind: 'server' | 'embedded';
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** Postgres URL; null for embedded PGlite under `embeddedDir`. */
+  readonly url: string | null;
+  readonly poolSize?: number;
+  readonly embeddedDir?: string;
+  readonly applicationName?: string;
+}
+
+function createPgp(): IMain {
+  const pgp = pgPromise({ capSQL: true });
+  // timestamptz / timestamp / date as ISO strings, never JS Dates: JSON-safe and lossless.
+  for (const oid of [1082, 1114, 1184]) pgp.pg.types.setTypeParser(oid, (value: string) => value);
+  pgp.pg.types.setTypeParser(20, (value: string) => Number(value)); // int8 (count(*), bigserial)
+  return pgp;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const pgp = createPgp();
+  if (options.url === null) return openEmbedded(pgp, options.embeddedDir ?? '.svc/pgdata');
+  const db = pgp({
+    connectionString: options.url,
+    max: options.poolSize ?? 20,
+    application_name: options.applicationName ?? 'svc-gen',
+  });
+  const notifier = createPgNotifier(options.url);
+  return {
+    db,
+    pgp,
+    notifier,
+    kind: 'server',
+    async close() {
+      await notifier.close();
+      await db.$pool.end();
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * The migration runner: ordered SQL files, one transaction each, recorded with
+ * a checksum in `svc_migrations`, under an advisory lock so that instances
+ * starting together apply each file exactly once.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db, Tx } from './index.ts';
+
+/** One folder of `NNNN_name.sql` files, applied in file-name order. */
+export interface MigrationSet {
+  /** `runtime:<capability>` for the runtime's own tables, `schema` for the operator's. */
+  readonly scope: string;
+  readonly dir: string;
+}
+
+interface MigrationFile {
+  readonly scope: string;
+  readonly name: string;
+  readonly path: string;
+  readonly sql: string;
+  readonly checksum: string;
+}
+
+export class MigrationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MigrationError';
+  }
+}
+
+/** Arbitrary constant: "svc-gen migrate" as a 64-bit advisory lock key. */
+const MIGRATION_LOCK_KEY = 7_305_648_312_001;
+
+const CREATE_TABLE = `
+  create table if not exists svc_migrations (
+    scope text not null,
+    name text not null,
+    checksum text not null,
+    applied_at timestamptz not null default now(),
+    primary key (scope, name)
+  )`;
+
+function readSet(set: MigrationSet): MigrationFile[] {
+  if (!existsSync(set.dir)) return [];
+  return readdirSync(set.dir)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()
+    .map((name) => {
+      const path = join(set.dir, name);
+      const sql = readFileSync(path, 'utf8');
+      return { scope: set.scope, name, path, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    });
+}
+
+async function appliedChecksums(t: Tx | Db): Promise<Map<string, string>> {
+  const exists = await t.one<{ ok: boolean }>(`select to_regclass('svc_migrations') is not null as ok`);
+  if (!exists.ok) return new Map();
+  const rows = await t.manyOrNone<{ scope: string; name: string; checksum: string }>(
+    'select scope, name, checksum from svc_migrations',
+  );
+  return new Map(rows.map((row) => [`${row.scope}/${row.name}`, row.checksum]));
+}
+
+function plan(files: MigrationFile[], applied: Map<string, string>): MigrationFile[] {
+  const pending: MigrationFile[] = [];
+  for (const file of files) {
+    const checksum = applied.get(`${file.scope}/${file.name}`);
+    if (checksum === undefined) pending.push(file);
+    else if (checksum !== file.checksum) {
+      throw new MigrationError(
+        `${file.path}: migration was edited after it was applied (checksum mismatch); restore it and add a new migration instead`,
+      );
+    }
+  }
+  return pending;
+}
+
+/** Applies pending migrations of every set, in order. Returns the applied file names. */
+export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<string[]> {
+  const files = sets.flatMap(readSet);
+  return db.task('svc-migrate', async (t) => {
+    await t.one('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await t.none(CREATE_TABLE);
+      const pending = plan(files, await appliedChecksums(t));
+      for (const file of pending) {
+        await t.tx(async (tx) => {
+          try {
+            await tx.multi(file.sql);
+          } catch (error) {
+            throw new MigrationError(`${file.path}: ${(error as Error).message}`);
+          }
+          await tx.none('insert into svc_migrations (scope, name, checksum) values ($1, $2, $3)', [
+            file.scope, file.name, file.checksum,
+          ]);
+        });
+      }
+      return pending.map((file) => `${file.scope}/${file.name}`);
+    } finally {
+      await t.one('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  });
+}
+
+/** Files not yet applied (throws MigrationError on an edited file). Used by /ready. */
+export async function pendingMigrations(db: Db, sets: readonly MigrationSet[]): Promise<string[]> {
+  const applied = await appliedChecksums(db);
+  return plan(sets.flatMap(readSet), applied).map((file) => `${file.scope}/${file.name}`);
+}

@@ -1,0 +1,119 @@
+/**
+ * Change notifications between server instances, through Postgres.
+ *
+ * One interface, two implementations: LISTEN on a dedicated connection of a
+ * real server, and `pglite.listen()` in embedded mode. Notifications sent with
+ * `pg_notify` inside a transaction are delivered on commit, never before.
+ * Payloads over ~8000 bytes are refused by Postgres: callers send a reference.
+ */
+import pg from 'pg';
+
+export type NotificationHandler = (payload: string) => void;
+
+export interface Notifier {
+  /** Resolves once the LISTEN is active; returns the unsubscribe function. */
+  listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
+  /** Sends outside any transaction (inside one, use `select pg_notify($1, $2)` on it). */
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Shared bookkeeping: channel -> handlers, and one LISTEN per channel. */
+export class HandlerRegistry {
+  private readonly handlers = new Map<string, Set<NotificationHandler>>();
+
+  add(channel: string, handler: NotificationHandler): boolean {
+    let set = this.handlers.get(channel);
+    const first = !set;
+    if (!set) this.handlers.set(channel, (set = new Set()));
+    set.add(handler);
+    return first;
+  }
+
+  remove(channel: string, handler: NotificationHandler): boolean {
+    const set = this.handlers.get(channel);
+    if (!set) return false;
+    set.delete(handler);
+    if (set.size > 0) return false;
+    this.handlers.delete(channel);
+    return true;
+  }
+
+  channels(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  dispatch(channel: string, payload: string): void {
+    for (const handler of this.handlers.get(channel) ?? []) {
+      try {
+        handler(payload);
+      } catch {
+        // A failing subscriber must not stop delivery to the others.
+      }
+    }
+  }
+}
+
+export function quoteChannel(channel: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`invalid notification channel: ${channel}`);
+  return `"${channel}"`;
+}
+
+/** Real server: one dedicated client, reconnected with backoff if it drops. */
+export function createPgNotifier(url: string): Notifier {
+  const registry = new HandlerRegistry();
+  let client: pg.Client | null = null;
+  let connecting: Promise<pg.Client> | null = null;
+  let closed = false;
+  let retryDelay = 100;
+
+  const connect = async (): Promise<pg.Client> => {
+    const next = new pg.Client({ connectionString: url, application_name: 'svc-gen-listener' });
+    next.on('notification', (msg) => registry.dispatch(msg.channel, msg.payload ?? ''));
+    next.on('error', () => undefined);
+    next.on('end', () => {
+      if (client === next) client = null;
+      if (!closed && registry.channels().length > 0) scheduleReconnect();
+    });
+    await next.connect();
+    for (const channel of registry.channels()) await next.query(`LISTEN ${quoteChannel(channel)}`);
+    retryDelay = 100;
+    client = next;
+    return next;
+  };
+  const ensure = (): Promise<pg.Client> => {
+    if (client) return Promise.resolve(client);
+    connecting ??= connect().finally(() => (connecting = null));
+    return connecting;
+  };
+  const scheduleReconnect = () => {
+    const delay = retryDelay;
+    retryDelay = Math.min(retryDelay * 2, 5000);
+    setTimeout(() => {
+      if (!closed && !client) ensure().catch(scheduleReconnect);
+    }, delay).unref();
+  };
+
+  return {
+    async listen(channel, handler) {
+      const first = registry.add(channel, handler);
+      const c = await ensure();
+      if (first) await c.query(`LISTEN ${quoteChannel(channel)}`);
+      return async () => {
+        if (registry.remove(channel, handler) && client) {
+          await client.query(`UNLISTEN ${quoteChannel(channel)}`).catch(() => undefined);
+        }
+      };
+    },
+    async notify(channel, payload) {
+      const c = await ensure();
+      await c.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    async close() {
+      closed = true;
+      const c = client;
+      client = null;
+      if (c) await c.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * GET /storage/diagnostics (Admin only, read-only; there is no route that
+ * deletes data or resets history): read-cache metrics, per-model history
+ * coverage, projection lag, audit usage.
+ */
+import type { Capability } from '../service/types.ts';
+import { requireRole } from '../auth/index.ts';
+import { historyReport, projectionReport, type ReadCacheMetrics } from './report.ts';
+
+export type { ReadCacheMetrics } from './report.ts';
+
+declare module '../service/types.ts' {
+  interface Services {
+    /** Set by a records layer that caches reads; absent means no cache. */
+    readCache?: ReadCacheMetrics;
+  }
+}
+
+export const diagnostics: Capability = {
+  name: 'diagnostics',
+  async init(ctx) {
+    const models = ctx.ir.models.map((m) => m.name);
+    ctx.router.get('/storage/diagnostics', requireRole(ctx.services.auth, ['Admin']), async (koa) => {
+      koa.set('Cache-Control', 'no-store');
+      koa.body = {
+        cache: ctx.services.readCache?.metrics() ?? { enabled: false },
+        history: await historyReport(ctx.db, ctx.services.events.policy, models),
+        projections: await projectionReport(ctx.db, ctx.services.projections),
+        // No audit log is written yet: report it as disabled rather than omit it.
+        audit: { enabled: false, rows: 0, bytes: 0 },
+      };
+    });
+  },
+};

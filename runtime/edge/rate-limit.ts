@@ -1,0 +1,48 @@
+/**
+ * Per-IP rate limit (specification, Limits): a token bucket in memory per
+ * client, RATE_LIMIT_RPS requests per RATE_LIMIT_WINDOW_SECS. /auth/*,
+ * /health and /ready are exempt (logins have their own per-account throttle).
+ * Over the limit: 429, `Retry-After`, `{error:'rate_limited', retryAfter}`.
+ */
+import type Koa from 'koa';
+import type { Config } from '../config/index.ts';
+import { HttpError } from '../http/errors.ts';
+import { TokenBuckets } from './buckets.ts';
+
+export interface RateLimitOptions {
+  readonly requests: number;
+  readonly windowSecs: number;
+  readonly trustForwardedFor: boolean;
+  readonly maxClients?: number;
+}
+
+export function isExempt(path: string): boolean {
+  return path === '/health' || path === '/ready' || path === '/auth' || path.startsWith('/auth/');
+}
+
+/**
+ * The first hop of X-Forwarded-For (the client as the outermost proxy saw
+ * it) unless SVC_TRUST_X_FORWARDED_FOR=false, then the peer address. Without
+ * a proxy in front, clients can forge the header: operators turn trust off.
+ */
+export function clientAddress(ctx: Koa.Context, trustForwardedFor: boolean): string {
+  const forwarded = trustForwardedFor ? ctx.get('x-forwarded-for').split(',')[0]?.trim() : '';
+  const address = forwarded || ctx.req.socket.remoteAddress || 'unknown';
+  // Bounded: a key is kept in memory per client.
+  return address.replace(/^::ffff:(?=\d+\.)/, '').slice(0, 64).toLowerCase();
+}
+
+export function rateLimit(options: RateLimitOptions): Koa.Middleware {
+  const buckets = new TokenBuckets({ capacity: options.requests, windowSecs: options.windowSecs, maxEntries: options.maxClients });
+  return async function rateLimit(ctx, next) {
+    if (isExempt(ctx.path)) return next();
+    const verdict = buckets.take(clientAddress(ctx, options.trustForwardedFor));
+    if (!verdict.allowed) {
+      const retryAfter = verdict.retryAfterSecs;
+      throw new HttpError(429, 'rate_limited', { retryAfter }, { 'Retry-After': String(retryAfter) });
+    }
+    return next();
+  };
+}
+
+export const rateLimitEdge = (config: Config): Koa.Middleware => rateLimit(config.rateLimit);

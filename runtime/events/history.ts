@@ -1,0 +1,86 @@
+/**
+ * The history policy (SVC_HISTORY_POLICY) of model streams: `full` keeps every
+ * event, `retained` prunes events older than SVC_HISTORY_RETAIN_DAYS, `off`
+ * writes none (change notifications still fire). Job streams and other
+ * runtime streams are not governed: they are always kept.
+ *
+ * Every lost event leaves a persistent mark in svc_history_coverage, written
+ * in the same transaction as the loss, so a replay can tell for certain
+ * whether a model's log is complete.
+ */
+import type { HistoryPolicy } from '../config/index.ts';
+import type { Db, Tx } from '../db/index.ts';
+
+export interface HistoryOptions {
+  readonly policy: HistoryPolicy;
+  readonly retainDays: number;
+  /** Stream types the policy governs: the schema's model names. */
+  readonly models: ReadonlySet<string>;
+}
+
+export const FULL_HISTORY: HistoryOptions = { policy: 'full', retainDays: 30, models: new Set() };
+
+/** Held by the retention sweep and by a projection rebuild: a replay never races a prune. */
+export const HISTORY_LOCK_KEY = 7_305_648_312_002;
+
+export type GapReason = 'policy off' | 'retention';
+
+export interface CoverageGap {
+  readonly model: string;
+  readonly reason: GapReason;
+  readonly since: string;
+}
+
+/** Records a gap for each model unless one is already recorded (the first reason and time stay). */
+export async function markGaps(t: Tx, models: Iterable<string>, reason: GapReason): Promise<void> {
+  const list = [...new Set(models)];
+  if (list.length === 0) return;
+  await t.none(
+    `insert into svc_history_coverage (model, reason) select m, $2 from unnest($1::text[]) as m
+     on conflict (model) do nothing`,
+    [list, reason],
+  );
+}
+
+export async function coverageGaps(t: Tx | Db): Promise<CoverageGap[]> {
+  const rows = await t.manyOrNone<{ model: string; reason: GapReason; since: string }>(
+    'select model, reason, gap_since as since from svc_history_coverage order by model',
+  );
+  return rows.map((row) => ({ model: row.model, reason: row.reason, since: row.since }));
+}
+
+const PRUNE_BATCH = 10_000;
+
+/**
+ * Deletes model events older than `retainDays`, in batches, recording a gap
+ * for each model that lost events. Returns how many events were deleted.
+ */
+export async function pruneHistory(db: Db, options: HistoryOptions): Promise<number> {
+  if (options.policy !== 'retained' || options.models.size === 0) return 0;
+  const models = [...options.models];
+  const ageSecs = options.retainDays * 86_400;
+  let total = 0;
+  for (;;) {
+    const { n } = await db.tx('svc-history-prune', async (t) => {
+      await t.any('select pg_advisory_xact_lock($1)', [HISTORY_LOCK_KEY]);
+      return t.one<{ n: number }>(
+        `with doomed as (
+           select seq from svc_events
+            where stream_type = any($1) and occurred_at < now() - make_interval(secs => $2)
+            order by seq limit $3),
+         gone as (delete from svc_events e using doomed d where e.seq = d.seq returning e.stream_type),
+         gap as (insert into svc_history_coverage (model, reason)
+                 select distinct stream_type, 'retention' from gone on conflict (model) do nothing)
+         select count(*)::int as n from gone`,
+        [models, ageSecs, PRUNE_BATCH],
+      );
+    });
+    total += n;
+    if (n < PRUNE_BATCH) return total;
+  }
+}
+
+/** Sweep period: a quarter of the retention, between 1 second and 1 hour. */
+export function sweepIntervalMs(retainDays: number): number {
+  return Math.min(3_600_000, Math.max(1_000, (retainDays * 86_400_000) / 4));
+}

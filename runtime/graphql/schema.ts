@@ -1,0 +1,92 @@
+/**
+ * The executable schema: SDL of sdl.ts, resolvers that call the records
+ * service with the request's caller, and the JSON scalar.
+ */
+import {
+  buildSchema, GraphQLObjectType, GraphQLScalarType, Kind, valueFromASTUntyped, type GraphQLFieldResolver, type GraphQLResolveInfo,
+  type GraphQLSchema,
+} from 'graphql';
+import type { Caller, RecordService } from '../records/index.ts';
+import { TYPE_DEFS } from './sdl.ts';
+import type { ChangeFeed } from './feed.ts';
+import { enqueueJob, type JobQueueLike } from './jobs.ts';
+
+export interface GraphQLContext {
+  readonly caller: Caller;
+}
+
+export interface SchemaServices {
+  readonly records: RecordService;
+  readonly feed: ChangeFeed;
+  /** `ctx.services.jobs`, looked up per call: the jobs capability may provide it later. */
+  jobs(): JobQueueLike | undefined;
+}
+
+export const JSONScalar = new GraphQLScalarType({
+  name: 'JSON',
+  description: 'Any JSON value.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast, variables) => (ast.kind === Kind.NULL ? null : valueFromASTUntyped(ast, variables)),
+});
+
+type Args = Record<string, any>;
+
+/** Does the query ask for `name` under this field? (Fragments: assume yes.) */
+function selects(info: GraphQLResolveInfo | undefined, name: string): boolean {
+  if (!info) return true;
+  return info.fieldNodes.some((node) =>
+    node.selectionSet?.selections.some((s) => s.kind !== Kind.FIELD || s.name.value === name) ?? false);
+}
+
+export function createSchema(services: SchemaServices): GraphQLSchema {
+  const { records, feed } = services;
+  const resolvers = {
+    JSON: JSONScalar,
+    Query: {
+      record: (_: unknown, a: Args, c: GraphQLContext) => records.get(c.caller, a.model, a.id, a.include),
+      records: (_: unknown, a: Args, c: GraphQLContext) => records.list(c.caller, a.model, a),
+      paginatedRecords: (_: unknown, a: Args, c: GraphQLContext, info?: GraphQLResolveInfo) =>
+        records.page(c.caller, a.model, { ...a, withTotal: selects(info, 'totalCount') }),
+      deletedRecords: (_: unknown, a: Args, c: GraphQLContext) => records.deleted(c.caller, a.model, a),
+      recordHistory: (_: unknown, a: Args, c: GraphQLContext) => records.history(c.caller, a.model, a.id),
+    },
+    Mutation: {
+      create: (_: unknown, a: Args, c: GraphQLContext) => records.create(c.caller, a.model, a.data),
+      update: (_: unknown, a: Args, c: GraphQLContext) => records.update(c.caller, a.model, a.id, a.data),
+      updateMany: (_: unknown, a: Args, c: GraphQLContext) => records.updateMany(c.caller, a.model, a.where, a.data),
+      delete: (_: unknown, a: Args, c: GraphQLContext) => records.delete(c.caller, a.model, a.id),
+      restore: (_: unknown, a: Args, c: GraphQLContext) => records.restore(c.caller, a.model, a.id),
+      hardDelete: (_: unknown, a: Args, c: GraphQLContext) => records.hardDelete(c.caller, a.model, a.id),
+      enqueueJob: (_: unknown, a: Args, c: GraphQLContext) => enqueueJob(services.jobs(), c.caller, a),
+    },
+    Subscription: {
+      modelChanges: {
+        subscribe: (_: unknown, a: Args, c: GraphQLContext) => feed.subscribe(c.caller, a.model ?? null),
+        resolve: (change: unknown) => change,
+      },
+    },
+  };
+  return attach(buildSchema(TYPE_DEFS), resolvers);
+}
+
+type FieldResolvers = Record<string, GraphQLFieldResolver<any, any> | { subscribe: GraphQLFieldResolver<any, any>; resolve: GraphQLFieldResolver<any, any> }>;
+
+/**
+ * Puts resolvers and the JSON scalar's functions onto a schema built from SDL.
+ * (Not @graphql-tools: under vitest it may load a second copy of graphql.)
+ */
+function attach(schema: GraphQLSchema, resolvers: { JSON: GraphQLScalarType } & Record<string, unknown>): GraphQLSchema {
+  const json = schema.getType('JSON') as GraphQLScalarType;
+  Object.assign(json, { serialize: JSONScalar.serialize, parseValue: JSONScalar.parseValue, parseLiteral: JSONScalar.parseLiteral });
+  for (const [typeName, fields] of Object.entries(resolvers)) {
+    if (typeName === 'JSON') continue;
+    const type = schema.getType(typeName) as GraphQLObjectType;
+    for (const [name, resolver] of Object.entries(fields as FieldResolvers)) {
+      const field = type.getFields()[name];
+      if (typeof resolver === 'function') field.resolve = resolver;
+      else Object.assign(field, resolver);
+    }
+  }
+  return schema;
+}

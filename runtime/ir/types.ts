@@ -1,0 +1,120 @@
+/**
+ * The intermediate representation (IR) of an operator's schema.
+ *
+ * Frozen plain data shared by the generator (which derives it from schema.ts)
+ * and the runtime (which serves it). No classes, functions or Dates: it must
+ * round-trip through JSON unchanged (schema.snapshot.json, /meta/schema).
+ */
+
+export const ROLES = ['Admin', 'Manager', 'Sales', 'Support', 'Viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const OPERATIONS = ['read', 'create', 'update', 'delete'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+export type AccessRule =
+  | { readonly kind: 'public' }
+  | { readonly kind: 'authenticated' }
+  | { readonly kind: 'roles'; readonly roles: readonly Role[] };
+
+export type AccessTable = Readonly<Record<string, Readonly<Record<Operation, AccessRule>>>>;
+
+export const SCALARS = ['string', 'number', 'boolean', 'date'] as const;
+export type Scalar = (typeof SCALARS)[number];
+
+/** What a field holds. `column` facts live on the field, not here. */
+export type FieldType =
+  | { readonly kind: 'scalar'; readonly scalar: Scalar }
+  /** An exported union alias (`enum` = its name) or an inline union (`enum` = null). */
+  | { readonly kind: 'enum'; readonly enum: string | null; readonly values: readonly string[] }
+  /** An id-less interface stored as jsonb; `list` for `Address[]`. */
+  | { readonly kind: 'embed'; readonly embed: string; readonly list: boolean }
+  /** `string[]`, `number[]`, ... stored as jsonb. */
+  | { readonly kind: 'list'; readonly of: Scalar }
+  /** `company?: Company`: column `company_id`, input name `companyId`. */
+  | { readonly kind: 'belongsTo'; readonly model: string }
+  /** `contacts?: Contact[]`: virtual, the inverse of `Contact.<inverse>`. */
+  | { readonly kind: 'hasMany'; readonly model: string; readonly inverse: string };
+
+export type FieldKind = FieldType['kind'];
+
+export interface Validation {
+  readonly email?: true;
+  readonly numeric?: true;
+  /** number: minimum value; string: minimum length; list: minimum items. */
+  readonly min?: number;
+  readonly max?: number;
+}
+
+export type Literal = string | number | boolean;
+
+export interface Field {
+  readonly kind: 'field';
+  /** camelCase name as written in schema.ts (for belongsTo: `company`). */
+  readonly name: string;
+  /**
+   * Database column (snake_case; for belongsTo: `company_id`); null for hasMany,
+   * which has no column of its own.
+   */
+  readonly column: string | null;
+  /** Name accepted/returned in JSON data (for belongsTo: `companyId`). */
+  readonly inputName: string;
+  readonly type: FieldType;
+  /** Not optional in schema.ts: NOT NULL, must be present on create. */
+  readonly required: boolean;
+  readonly validation: Validation;
+  readonly default?: Literal;
+  readonly unique: boolean;
+  readonly index: boolean;
+}
+
+export interface PublicRead {
+  /** Fields (IR names) the anonymous endpoint may return. */
+  readonly fields: readonly string[];
+}
+
+export interface Model {
+  readonly kind: 'model';
+  readonly name: string;
+  readonly table: string;
+  /** Declared fields in source order, without the system fields. */
+  readonly fields: readonly Field[];
+  readonly access: Readonly<Record<Operation, AccessRule>>;
+  readonly publicRead: PublicRead | null;
+}
+
+export interface EnumDef {
+  readonly kind: 'enum';
+  readonly name: string;
+  readonly values: readonly string[];
+}
+
+export interface EmbedDef {
+  readonly kind: 'embed';
+  readonly name: string;
+  /** Only scalar, enum, list and embed fields; `column` is null. */
+  readonly fields: readonly Field[];
+}
+
+export interface SchemaIR {
+  readonly kind: 'schema';
+  readonly version: 1;
+  readonly models: readonly Model[];
+  readonly enums: readonly EnumDef[];
+  readonly embeds: readonly EmbedDef[];
+}
+
+/**
+ * Columns every entity table has besides its declared fields. The JSON names
+ * are what GraphQL returns.
+ */
+export const SYSTEM_COLUMNS = [
+  { name: 'id', column: 'id' },
+  { name: 'tenantId', column: 'tenant_id' },
+  { name: 'createdAt', column: 'created_at' },
+  { name: 'updatedAt', column: 'updated_at' },
+  { name: 'deletedAt', column: 'deleted_at' },
+] as const;
+
+/** Table-name prefix reserved for the runtime's own tables. */
+export const RUNTIME_TABLE_PREFIX = 'svc_';

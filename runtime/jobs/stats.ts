@@ -1,0 +1,70 @@
+/**
+ * The admin plane's read side: queue statistics (one statement, so one
+ * snapshot and the database's clock) and the recent-jobs list.
+ */
+import type { Db } from '../db/index.ts';
+import { badRequest } from '../http/errors.ts';
+import { clampInt } from './input.ts';
+import { JOB_STATUSES, type JobStatus } from './types.ts';
+import type { AdminScope } from './workers.ts';
+import { isoUtc } from './scope.ts';
+
+export interface JobStats {
+  readonly byStatus: Record<JobStatus, number>;
+  readonly byQueue: Array<{ queue: string; status: JobStatus; count: number }>;
+  /** Age of the oldest job still queued (since it was enqueued), 0 when none. */
+  readonly oldestQueuedSeconds: number;
+}
+
+const STATS = `
+  with scoped as (
+    select queue, status, created_at from svc_jobs where $1::text is null or tenant_id = $1
+  ), grouped as (
+    select queue, status, count(*)::int as count from scoped group by queue, status
+  )
+  select
+    coalesce((select json_agg(json_build_object('queue', queue, 'status', status, 'count', count)
+                              order by queue, status) from grouped), '[]'::json) as by_queue,
+    coalesce((select extract(epoch from now() - min(created_at)) from scoped where status = 'queued'), 0)::float8
+      as oldest`;
+
+export async function jobStats(db: Db, scope: AdminScope): Promise<JobStats> {
+  const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(STATS, [scope ?? null]);
+  const byStatus = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
+  for (const entry of row.by_queue) byStatus[entry.status] += entry.count;
+  return { byStatus, byQueue: row.by_queue, oldestQueuedSeconds: Math.max(0, row.oldest) };
+}
+
+export interface RecentQuery {
+  readonly queue?: string;
+  readonly status?: string;
+  readonly limit?: string;
+  readonly offset?: string;
+}
+
+function queryInt(value: string | undefined, field: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^-?\d+$/.test(value)) throw badRequest(`${field} must be an integer`);
+  return Number(value);
+}
+
+/** Newest first (ULID order); payload and result are left out. */
+export async function recentJobs(db: Db, scope: AdminScope, query: RecentQuery) {
+  const status = query.status || null;
+  if (status !== null && !JOB_STATUSES.includes(status as JobStatus)) {
+    throw badRequest(`status must be one of ${JOB_STATUSES.join(', ')}`);
+  }
+  const limit = clampInt(queryInt(query.limit, 'limit'), 'limit', 50, 1, 200);
+  const offset = clampInt(queryInt(query.offset, 'offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const rows = await db.manyOrNone(
+    `select id, queue, kind, status, attempts, max_attempts, error,
+            ${isoUtc('created_at')} as created_at, ${isoUtc('updated_at')} as updated_at from svc_jobs
+      where ($1::text is null or tenant_id = $1) and ($2::text is null or queue = $2) and ($3::text is null or status = $3)
+      order by id desc limit $4 offset $5`,
+    [scope ?? null, query.queue || null, status, limit, offset],
+  );
+  return rows.map((row) => ({
+    id: row.id, queue: row.queue, kind: row.kind, status: row.status, attempts: row.attempts,
+    maxAttempts: row.max_attempts, error: row.error, createdAt: row.created_at, updatedAt: row.updated_at,
+  }));
+}

@@ -1,0 +1,55 @@
+/** Reading model events for projections: one by id (live) or in seq order (replay). */
+import type { Db, Tx } from '../db/index.ts';
+import type { ChangeNotice } from '../events/index.ts';
+import type { ProjectionEvent } from './types.ts';
+
+const COLUMNS = 'seq, id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at';
+
+export interface EventRow {
+  readonly seq: number;
+  readonly id: string;
+  readonly stream_type: string;
+  readonly stream_id: string;
+  readonly version: number;
+  readonly event_type: string;
+  readonly data: unknown;
+  readonly actor_id: string | null;
+  readonly tenant_id: string | null;
+  readonly occurred_at: string;
+}
+
+export function toProjectionEvent(row: EventRow, replay: boolean): ProjectionEvent {
+  return {
+    eventId: row.id, eventType: row.event_type, model: row.stream_type, recordId: row.stream_id,
+    version: row.version, data: row.data, actorId: row.actor_id, tenantId: row.tenant_id,
+    occurredAt: new Date(row.occurred_at).toISOString(), replay,
+  };
+}
+
+/** The event of a notice; when the log did not keep it, what the notice tells (data null, version 0). */
+export async function eventOfNotice(db: Db, notice: ChangeNotice): Promise<ProjectionEvent> {
+  const row = await db.oneOrNone<EventRow>(`select ${COLUMNS} from svc_events where id = $1`, [notice.eventId]);
+  if (row) return toProjectionEvent(row, false);
+  return {
+    eventId: notice.eventId, eventType: notice.eventType, model: notice.modelName, recordId: notice.recordId,
+    version: 0, data: null, actorId: null, tenantId: notice.tenantId, occurredAt: new Date().toISOString(), replay: false,
+  };
+}
+
+const PAGE = 5000;
+
+/** Calls `visit` for every event of `models` in log order, a page at a time, on `t`. */
+export async function forEachEvent(t: Tx, models: readonly string[], visit: (row: EventRow) => Promise<void> | void): Promise<number> {
+  let after = 0;
+  let count = 0;
+  for (;;) {
+    const rows = await t.manyOrNone<EventRow>(
+      `select ${COLUMNS} from svc_events where stream_type = any($1) and seq > $2 order by seq limit $3`,
+      [models, after, PAGE],
+    );
+    for (const row of rows) await visit(row);
+    count += rows.length;
+    if (rows.length < PAGE) return count;
+    after = Number(rows[rows.length - 1].seq);
+  }
+}

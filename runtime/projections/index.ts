@@ -1,0 +1,99 @@
+/**
+ * The projections capability: one built-in current-state table per entity
+ * model (`<table>_projection`, every column text), custom projections from
+ * the ServiceDefinition, startup synchronisation, live refresh, and the admin
+ * routes. Provides `ctx.services.projections`.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Capability, ServiceContext } from '../service/types.ts';
+import { planProjections, readCatalog } from './plan.ts';
+import { projectionTableName } from './names.ts';
+import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
+import { Refresher } from './refresher.ts';
+import { projectionRoutes } from './routes.ts';
+import { syncAll } from './sync.ts';
+import { ensureTables } from './tables.ts';
+import type { ProjectionDefinition, ProjectionInfo, ProjectionService, TableProjection } from './types.ts';
+
+export { defineProjection } from './types.ts';
+export { ProjectionSchemaConflictError, SCHEMA_CONFLICT } from './tables.ts';
+export { countDrift } from './sync.ts';
+export type {
+  ProjectionDefinition, ProjectionEvent, ProjectionInput, ProjectionInfo, ProjectionService, RefreshStats,
+  TableProjection, ProjectedColumn,
+} from './types.ts';
+
+declare module '../service/types.ts' {
+  interface Services {
+    projections: ProjectionService;
+  }
+}
+
+export const projections: Capability = {
+  name: 'projections',
+  migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  async init(ctx) {
+    validateCustoms(ctx);
+    const tables = await prepare(ctx);
+    const byModel = new Map(tables.map((p) => [p.model, p]));
+    const refresher = new Refresher(ctx.db, byModel, ctx.projections, ctx.log);
+    // Listen before the synchronisation: a change committed during it is refreshed afterwards.
+    const unlisten = await ctx.services.events.onChange((notice) => refresher.hear(notice));
+    await synchronise(ctx, tables);
+    const infos = describe(tables, ctx.projections);
+    ctx.services.projections = { list: () => infos, tableOf: (model) => byModel.get(model), stats: () => refresher.stats() };
+    projectionRoutes(ctx.router, ctx.services.auth, ctx.services.projections, () => ({
+      db: ctx.db, history: ctx.services.events.policy, tables, customs: ctx.projections,
+    }), ctx.log);
+    return {
+      async stop() {
+        await unlisten();
+        await refresher.idle();
+      },
+    };
+  },
+};
+
+/** Builds the plan and aligns the tables, under a lock: instances may start together. */
+async function prepare(ctx: ServiceContext): Promise<TableProjection[]> {
+  const names = ctx.ir.models.flatMap((m) => [m.table, projectionTableName(m.table)]);
+  return ctx.db.tx('svc-projections-prepare', async (t) => {
+    await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
+    const catalog = await readCatalog(t, names);
+    const tables = planProjections(ctx.ir, catalog);
+    await ensureTables(t, tables, catalog);
+    return tables;
+  });
+}
+
+async function synchronise(ctx: ServiceContext, tables: readonly TableProjection[]): Promise<void> {
+  const started = performance.now();
+  await ctx.db.tx('svc-projections-sync', async (t) => {
+    await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
+    await syncAll(t, tables);
+    await t.none(
+      `insert into svc_projection_state (name, last_sync_at) select n, now() from unnest($1::text[]) as n
+       on conflict (name) do update set last_sync_at = now()`,
+      [tables.map((p) => p.name)],
+    );
+  });
+  ctx.log.debug({ projections: tables.length, ms: Math.round(performance.now() - started) }, 'projections synchronised');
+}
+
+function validateCustoms(ctx: ServiceContext): void {
+  const names = new Set(ctx.ir.models.map((m) => projectionTableName(m.table)));
+  for (const custom of ctx.projections) {
+    if (!ctx.ir.models.some((m) => m.name === custom.sourceModel)) {
+      throw new Error(`projection ${custom.name}: source model ${custom.sourceModel} is not a model of the schema`);
+    }
+    if (names.has(custom.name)) throw new Error(`projection ${custom.name}: the name is already taken`);
+    names.add(custom.name);
+  }
+}
+
+function describe(tables: readonly TableProjection[], customs: readonly ProjectionDefinition[]): ProjectionInfo[] {
+  return [
+    ...tables.map((p) => ({ name: p.name, sourceModel: p.model, kind: 'table' as const, table: p.table })),
+    ...customs.map((c) => ({ name: c.name, sourceModel: c.sourceModel, kind: 'custom' as const, table: null })),
+  ];
+}

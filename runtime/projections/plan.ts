@@ -1,0 +1,84 @@
+/**
+ * What each built-in projection holds: from the IR, the columns (`id`,
+ * `tenant_id`, every declared field with a column, `created_at`,
+ * `updated_at`); from the catalog, the base columns' SQL types, which decide
+ * how a value becomes text.
+ */
+import type { Model, SchemaIR } from '../ir/types.ts';
+import type { Tx } from '../db/index.ts';
+import { projectionTableName, q } from './names.ts';
+import type { ProjectedColumn, TableProjection } from './types.ts';
+
+type Column = Omit<ProjectedColumn, 'baseType'>;
+
+function modelColumns(model: Model): Column[] {
+  const fields = model.fields.flatMap((f) => (f.column ? [{ column: f.column, jsonName: f.inputName, fieldName: f.name }] : []));
+  return [
+    { column: 'id', jsonName: 'id', fieldName: 'id' },
+    { column: 'tenant_id', jsonName: 'tenantId', fieldName: 'tenantId' },
+    ...fields,
+    { column: 'created_at', jsonName: 'createdAt', fieldName: 'createdAt' },
+    { column: 'updated_at', jsonName: 'updatedAt', fieldName: 'updatedAt' },
+  ];
+}
+
+export interface CatalogColumn {
+  readonly table: string;
+  readonly column: string;
+  readonly type: string;
+}
+
+/** Columns of the named tables in the current schema, with their formatted types. */
+export async function readCatalog(t: Tx, tables: readonly string[]): Promise<Map<string, Map<string, string>>> {
+  const rows = await t.manyOrNone<CatalogColumn>(
+    `select c.relname as table, a.attname as column, format_type(a.atttypid, a.atttypmod) as type
+       from pg_attribute a
+       join pg_class c on c.oid = a.attrelid
+       join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relname = any($1) and c.relkind in ('r', 'p')
+        and a.attnum > 0 and not a.attisdropped`,
+    [tables],
+  );
+  const byTable = new Map<string, Map<string, string>>();
+  for (const row of rows) {
+    if (!byTable.has(row.table)) byTable.set(row.table, new Map());
+    byTable.get(row.table)!.set(row.column, row.type);
+  }
+  return byTable;
+}
+
+export function planProjections(ir: SchemaIR, catalog: Map<string, Map<string, string>>): TableProjection[] {
+  return ir.models.map((model) => {
+    const base = catalog.get(model.table);
+    if (!base) throw new Error(`projection of ${model.name}: table ${model.table} does not exist (are migrations applied?)`);
+    const columns = modelColumns(model).map((c) => {
+      const baseType = base.get(c.column);
+      if (!baseType) throw new Error(`projection of ${model.name}: column ${model.table}.${c.column} does not exist`);
+      return { ...c, baseType };
+    });
+    const table = projectionTableName(model.table);
+    return { model: model.name, name: table, table, baseTable: model.table, columns };
+  });
+}
+
+const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/**
+ * A base value as projection text: SQL NULL is '', timestamps are ISO-8601 in
+ * UTC (what JSON clients get), jsonb is its JSON text, numbers and booleans
+ * their Postgres text form.
+ */
+export function textExpression(ref: string, baseType: string): string {
+  if (baseType === 'timestamp with time zone') return `coalesce(to_char(${ref} at time zone 'UTC', ${ISO_UTC}), '')`;
+  if (baseType === 'timestamp without time zone') return `coalesce(to_char(${ref}, 'YYYY-MM-DD"T"HH24:MI:SS.MS'), '')`;
+  if (baseType === 'date') return `coalesce(to_char(${ref}, 'YYYY-MM-DD'), '')`;
+  return `coalesce(${ref}::text, '')`;
+}
+
+export function columnList(p: TableProjection, prefix = ''): string {
+  return p.columns.map((c) => `${prefix}${q(c.column)}`).join(', ');
+}
+
+export function textList(p: TableProjection, alias: string): string {
+  return p.columns.map((c) => textExpression(`${alias}.${q(c.column)}`, c.baseType)).join(', ');
+}

@@ -1,0 +1,64 @@
+/**
+ * Startup DDL of the built-in projection tables: create a missing table, add
+ * missing columns as nullable text, keep existing and extra columns. A column
+ * the projection needs that is not text (or an `id` without a unique index)
+ * stops the start with CURRENT_PROJECTION_SCHEMA_CONFLICT.
+ */
+import type { Tx } from '../db/index.ts';
+import { q } from './names.ts';
+import type { TableProjection } from './types.ts';
+
+export const SCHEMA_CONFLICT = 'CURRENT_PROJECTION_SCHEMA_CONFLICT';
+
+export class ProjectionSchemaConflictError extends Error {
+  readonly code = SCHEMA_CONFLICT;
+  constructor(problem: string) {
+    super(`${SCHEMA_CONFLICT}: ${problem}`);
+    this.name = 'ProjectionSchemaConflictError';
+  }
+}
+
+const TEXT_TYPES = /^(text|character varying(\(\d+\))?)$/;
+
+export async function ensureTables(
+  t: Tx, projections: readonly TableProjection[], existing: Map<string, Map<string, string>>,
+): Promise<void> {
+  for (const p of projections) {
+    const columns = existing.get(p.table);
+    if (!columns) await createTable(t, p);
+    else await alignTable(t, p, columns);
+  }
+}
+
+async function createTable(t: Tx, p: TableProjection): Promise<void> {
+  const lines = p.columns.map((c) => `${q(c.column)} text${c.column === 'id' ? ' primary key' : ''}`);
+  await t.none(`create table if not exists ${q(p.table)} (${lines.join(', ')})`);
+}
+
+async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string>): Promise<void> {
+  for (const c of p.columns) {
+    const type = columns.get(c.column);
+    if (type === undefined) {
+      await t.none(`alter table ${q(p.table)} add column if not exists ${q(c.column)} text`);
+    } else if (!TEXT_TYPES.test(type)) {
+      throw new ProjectionSchemaConflictError(
+        `column ${p.table}.${c.column} is ${type}; projection columns are text (convert or drop the column)`,
+      );
+    }
+  }
+  if (!(await idIsUnique(t, p.table))) {
+    throw new ProjectionSchemaConflictError(`${p.table}.id has no primary key or unique index`);
+  }
+}
+
+async function idIsUnique(t: Tx, table: string): Promise<boolean> {
+  const row = await t.one<{ ok: boolean }>(
+    `select exists (
+       select 1 from pg_index i
+         join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+        where i.indrelid = to_regclass($1) and i.indisunique and i.indnatts = 1
+          and i.indpred is null and a.attname = 'id') as ok`,
+    [q(table)],
+  );
+  return row.ok;
+}

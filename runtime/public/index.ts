@@ -1,0 +1,63 @@
+/**
+ * GET /public/records/{model}: anonymous, read-only, allowlisted models only.
+ * Reads the built-in projection table (text values, the fields approved by
+ * the schema's `publicRead`) of the null tenant. Any model that is not
+ * reachable answers exactly like an unknown one: 404 `{error:'not found'}`.
+ * No other method is routed here (405 from the router), and the rate limiter
+ * applies as to any path.
+ */
+import type { Capability, ServiceContext } from '../service/types.ts';
+import { notFound } from '../http/errors.ts';
+import { PROJECTIONS_LOCK_KEY } from '../projections/rebuild.ts';
+import { planPublicModel, quote, type PublicModel } from './plan.ts';
+import { clampLimit, filtersOf, publicSql } from './query.ts';
+import { pgIdentifier } from '../projections/names.ts';
+
+export { clampLimit } from './query.ts';
+
+export const publicRead: Capability = {
+  name: 'public',
+  async init(ctx) {
+    const models = planModels(ctx);
+    await indexFilterColumns(ctx, [...models.values()]);
+    ctx.router.get('/public/records/:model', async (koa) => {
+      const model = models.get(koa.params.model ?? '');
+      if (!model) throw notFound();
+      const filters = filtersOf(model, koa.query);
+      const columns = [...filters.keys()].sort();
+      const values = [...columns.map((c) => filters.get(c)), clampLimit(koa.query.limit)];
+      koa.body = { items: await ctx.db.manyOrNone(publicSql(model, columns), values) };
+    });
+  },
+};
+
+function planModels(ctx: ServiceContext): Map<string, PublicModel> {
+  const config = ctx.config.publicRead;
+  const known = new Set(ctx.ir.models.map((m) => m.name));
+  const unknown = [...config.models].filter((name) => !known.has(name));
+  if (unknown.length > 0) ctx.log.warn({ models: unknown }, 'SVC_PUBLIC_READ_MODELS names models the schema does not have');
+  const out = new Map<string, PublicModel>();
+  for (const model of ctx.ir.models) {
+    if (!model.publicRead || !config.models.has(model.name)) continue;
+    const projection = ctx.services.projections.tableOf(model.name);
+    if (projection) out.set(model.name, planPublicModel(model, projection, config));
+  }
+  const undeclared = [...config.models].filter((name) => known.has(name) && !out.has(name));
+  if (undeclared.length > 0) ctx.log.warn({ models: undeclared }, 'allowlisted models without publicRead in the schema stay private');
+  return out;
+}
+
+/** Filter columns get an index on the projection table, so a filtered read stays an index scan. */
+async function indexFilterColumns(ctx: ServiceContext, models: PublicModel[]): Promise<void> {
+  const wanted = models.flatMap((m) => [...new Set([...m.filters.values(), ...m.fixed.keys()])]
+    .filter((column) => column !== 'id')
+    .map((column) => ({ table: m.projection.table, column })));
+  if (wanted.length === 0) return;
+  await ctx.db.tx('svc-public-indexes', async (t) => {
+    await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
+    for (const { table, column } of wanted) {
+      const name = pgIdentifier(`${table}_${column}_public_idx`);
+      await t.none(`create index if not exists ${quote(name)} on ${quote(table)} (${quote(column)}, "id")`);
+    }
+  });
+}

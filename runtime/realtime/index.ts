@@ -1,0 +1,60 @@
+/**
+ * The ephemeral realtime tier at /realtime/ws: channels, presence and fan-out
+ * across every instance sharing the database. Nothing of it reaches the event
+ * log. Provides `ctx.services.realtime` (RealtimeBus) to later capabilities.
+ */
+import { fileURLToPath } from 'node:url';
+import { ulid } from 'ulid';
+import type { Capability, ServiceContext } from '../service/types.ts';
+import { readRealtimeConfig, type RealtimeConfig } from './config.ts';
+import { createPgPresence } from './presence.ts';
+import { createRealtimeServer, REALTIME_PATH, type RealtimeServer } from './server.ts';
+import { RealtimeTier } from './tier.ts';
+import { createPgTransport } from './transport.ts';
+
+export type { RealtimeBus, ChannelGuard } from './types.ts';
+export { readRealtimeConfig, type RealtimeConfig } from './config.ts';
+export { REALTIME_PATH } from './server.ts';
+
+/** An instance silent for this many heartbeats is dead. */
+const HEARTBEATS_TO_EXPIRE = 3;
+
+export const realtime: Capability = {
+  name: 'realtime',
+  migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  async init(ctx) {
+    // SVC_REALTIME_* are read here, not in config/index.ts (see docs/realtime.md).
+    const config = readRealtimeConfig(process.env);
+    const instanceId = ulid();
+    const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE);
+    const tier = new RealtimeTier(instanceId, createPgTransport(ctx.db, ctx.notifier, ctx.log), presence, ctx.log);
+    await tier.start();
+    ctx.services.realtime = tier;
+    // Resolved per connection: the auth capability may have replaced the authenticator.
+    const server = createRealtimeServer(tier, config, () => ctx.services.auth, ctx.log);
+    ctx.onUpgrade(REALTIME_PATH, server.upgrade);
+    const timers = startTimers(ctx, tier, server, config);
+    return {
+      async stop() {
+        timers.forEach(clearInterval);
+        await server.closeAll();
+        await tier.stop();
+      },
+    };
+  },
+};
+
+function startTimers(ctx: ServiceContext, tier: RealtimeTier, server: RealtimeServer, config: RealtimeConfig) {
+  let beating = false;
+  const heartbeat = setInterval(() => {
+    if (beating) return; // a slow database must not pile up heartbeats
+    beating = true;
+    tier.heartbeat()
+      .catch((err: unknown) => ctx.log.warn({ err }, 'realtime: heartbeat failed'))
+      .finally(() => (beating = false));
+  }, config.heartbeatMs);
+  const ping = setInterval(() => server.ping(), config.pingMs);
+  heartbeat.unref();
+  ping.unref();
+  return [heartbeat, ping];
+}

@@ -1,0 +1,20 @@
+/**
+ * The realtime tier's public surface for other capabilities (jobs publishes
+ * progress on `job:{id}` and guards who may subscribe to it).
+ */
+import type { Principal } from '../auth/index.ts';
+
+export interface RealtimeBus {
+  /** Publishes an ephemeral message on `channel` within tenant scope, to subscribers on every instance. Never event-sourced. */
+  publish(tenantId: string | null, channel: string, data: unknown, from?: string | null): Promise<void>;
+  /** Lets a capability decide who may subscribe to channels starting with `prefix` (e.g. 'job:'). */
+  guardChannels(prefix: string, guard: (principal: Principal, tenantId: string | null, channel: string) => Promise<boolean>): void;
+}
+
+export type ChannelGuard = Parameters<RealtimeBus['guardChannels']>[1];
+
+declare module '../service/types.ts' {
+  interface Services {
+    realtime: RealtimeBus;
+  }
+}

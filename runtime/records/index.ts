@@ -1,0 +1,26 @@
+/**
+ * The records capability: provides `ctx.services.records`, the model-generic,
+ * event-sourced data API (served over HTTP by the graphql capability).
+ */
+import type { Capability } from '../service/types.ts';
+import { createRecordService, type RecordService } from './service.ts';
+
+declare module '../service/types.ts' {
+  interface Services {
+    records: RecordService;
+  }
+}
+
+export const records: Capability = {
+  name: 'records',
+  async init(ctx) {
+    ctx.services.records = createRecordService(ctx);
+  },
+};
+
+export { createRecordService, type RecordService, type RecordEvent } from './service.ts';
+export { allows, ruleOf, type Caller } from './access.ts';
+export { RecordError, ERROR_CODES, type ErrorCode } from './errors.ts';
+export { LIMITS, type ListArgs, type PageArgs, type Page } from './read.ts';
+export type { Row } from './include.ts';
+export { WHERE_OPERATORS } from './where.ts';

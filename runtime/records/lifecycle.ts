@@ -1,0 +1,57 @@
+/**
+ * The soft-delete lifecycle: delete (sets deleted_at), restore, hardDelete.
+ * All three need the model's `delete` permission; each is one event.
+ */
+import { tenantSql, type Caller } from './access.ts';
+import type { RecordsDeps } from './deps.ts';
+import { notFound } from './errors.ts';
+import type { Row } from './include.ts';
+import type { ModelInfo } from './model.ts';
+import { Params } from './sql.ts';
+import { actorOf, hookContext, hooksOf, inTransaction } from './write.ts';
+import type { Tx } from '../db/index.ts';
+
+type Step = 'Deleted' | 'Restored' | 'HardDeleted';
+
+const STATEMENTS: Record<Step, (info: ModelInfo, where: string) => string> = {
+  Deleted: (info, where) =>
+    `update ${info.table} as t set "deleted_at" = now(), "updated_at" = now() where ${where} and t."deleted_at" is null returning ${info.selectList}`,
+  Restored: (info, where) =>
+    `update ${info.table} as t set "deleted_at" = null, "updated_at" = now() where ${where} and t."deleted_at" is not null returning ${info.selectList}`,
+  HardDeleted: (info, where) => `delete from ${info.table} as t where ${where} returning t."id"`,
+};
+
+async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: string, kind: Step): Promise<Row> {
+  const info = deps.model(model, 'delete', caller);
+  const hooks = hooksOf(deps, info);
+  const deleting = kind !== 'Restored';
+  return inTransaction(deps, info, async (t: Tx) => {
+    const hookCtx = hookContext(info, caller, t);
+    if (deleting && hooks.beforeDelete) await hooks.beforeDelete(id, hookCtx);
+    const p = new Params();
+    const where = `t."id" = ${p.add(id, 'text')} and ${tenantSql(caller, p)}`;
+    const rows = await deps.rows<Row>(t, { text: STATEMENTS[kind](info, where), values: p.values });
+    if (rows.length === 0) throw notFound(info.name, id);
+    const data = kind === 'Deleted' ? { id, deletedAt: rows[0].deletedAt } : { id };
+    await deps.events.append(t, { streamType: info.name, streamId: id, eventType: kind, data, actorId: actorOf(caller), tenantId: caller.tenantId });
+    if (deleting && hooks.afterDelete) await hooks.afterDelete(id, hookCtx);
+    return rows[0];
+  });
+}
+
+/** Soft delete; NOT_FOUND when the tenant has no live record `id`. */
+export async function deleteRecord(deps: RecordsDeps, caller: Caller, model: unknown, id: string): Promise<boolean> {
+  await step(deps, caller, model, id, 'Deleted');
+  return true;
+}
+
+/** Brings a soft-deleted record back; NOT_FOUND unless it is in the tenant's trash. */
+export function restoreRecord(deps: RecordsDeps, caller: Caller, model: unknown, id: string): Promise<Row> {
+  return step(deps, caller, model, id, 'Restored');
+}
+
+/** Removes the row for good (live or in the trash); its history stays in the event log. */
+export async function hardDeleteRecord(deps: RecordsDeps, caller: Caller, model: unknown, id: string): Promise<boolean> {
+  await step(deps, caller, model, id, 'HardDeleted');
+  return true;
+}

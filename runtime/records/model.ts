@@ -1,0 +1,128 @@
+/**
+ * Per-model facts the records layer needs at every request, derived once
+ * from the IR: quoted table, columns with their SQL types and JSON names, the
+ * names an input may use for each column, and the relations.
+ */
+import type { Field, Model, SchemaIR, Scalar } from '../ir/types.ts';
+import { SYSTEM_COLUMNS } from '../ir/types.ts';
+
+export type SqlType = 'text' | 'double precision' | 'boolean' | 'timestamptz' | 'jsonb';
+
+export interface ColumnInfo {
+  /** JSON name in output and the canonical input name (`companyId`, `tenantId`). */
+  readonly name: string;
+  readonly column: string;
+  readonly quoted: string;
+  readonly sqlType: SqlType;
+  /** The declared field; null for system columns. */
+  readonly field: Field | null;
+}
+
+export interface RelationInfo {
+  readonly name: string;
+  readonly kind: 'belongsTo' | 'hasMany';
+  readonly target: string;
+  /** The foreign-key column: on this model (belongsTo) or on the target (hasMany). */
+  readonly foreignKey: string;
+  /** JSON name of the foreign key (`companyId`). */
+  readonly foreignKeyName: string;
+}
+
+export interface ModelInfo {
+  readonly model: Model;
+  readonly name: string;
+  readonly table: string;
+  readonly columns: readonly ColumnInfo[];
+  /** Declared fields that own a column, keyed by every accepted input spelling. */
+  readonly inputs: ReadonlyMap<string, ColumnInfo>;
+  /** Every column (system ones too) keyed by every accepted spelling; for where/orderBy. */
+  readonly filterable: ReadonlyMap<string, ColumnInfo>;
+  readonly relations: ReadonlyMap<string, RelationInfo>;
+  /** `select` list that yields rows already shaped as output JSON. */
+  readonly selectList: string;
+  fieldOfColumn(column: string): string | undefined;
+}
+
+const SCALAR_SQL: Record<Scalar, SqlType> = {
+  string: 'text', number: 'double precision', boolean: 'boolean', date: 'timestamptz',
+};
+
+export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+function sqlTypeOf(field: Field): SqlType {
+  switch (field.type.kind) {
+    case 'scalar': return SCALAR_SQL[field.type.scalar];
+    case 'embed':
+    case 'list': return 'jsonb';
+    default: return 'text';
+  }
+}
+
+const SYSTEM_TYPES: Record<string, SqlType> = {
+  id: 'text', tenant_id: 'text', created_at: 'timestamptz', updated_at: 'timestamptz', deleted_at: 'timestamptz',
+};
+
+/** ISO 8601 in UTC with microseconds: exact (keyset cursors compare it) and Date-parseable. */
+function selectExpression(c: ColumnInfo): string {
+  const source = `t.${c.quoted}`;
+  const value = c.sqlType === 'timestamptz'
+    ? `to_char(${source} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+    : source;
+  return `${value} as ${quoteIdent(c.name)}`;
+}
+
+function columnsOf(model: Model): ColumnInfo[] {
+  const system = SYSTEM_COLUMNS.map((s) => ({
+    name: s.name, column: s.column, quoted: quoteIdent(s.column), sqlType: SYSTEM_TYPES[s.column], field: null,
+  }));
+  const declared = model.fields.filter((f) => f.column !== null).map((f) => ({
+    name: f.inputName, column: f.column!, quoted: quoteIdent(f.column!), sqlType: sqlTypeOf(f), field: f,
+  }));
+  return [...system, ...declared];
+}
+
+function relationsOf(model: Model, byName: ReadonlyMap<string, Model>): Map<string, RelationInfo> {
+  const relations = new Map<string, RelationInfo>();
+  for (const f of model.fields) {
+    if (f.type.kind === 'belongsTo') {
+      relations.set(f.name, { name: f.name, kind: 'belongsTo', target: f.type.model, foreignKey: f.column!, foreignKeyName: f.inputName });
+    } else if (f.type.kind === 'hasMany') {
+      const inverse = f.type.inverse;
+      const back = byName.get(f.type.model)?.fields.find((g) => g.name === inverse);
+      if (!back?.column) continue;
+      relations.set(f.name, { name: f.name, kind: 'hasMany', target: f.type.model, foreignKey: back.column, foreignKeyName: back.inputName });
+    }
+  }
+  return relations;
+}
+
+function spellings(c: ColumnInfo): string[] {
+  return [...new Set([c.name, c.column, ...(c.field ? [c.field.name] : [])])]
+    // `company` names the relation, not the column `company_id`.
+    .filter((spelling) => !(c.field?.type.kind === 'belongsTo' && spelling === c.field.name));
+}
+
+export function compileModel(model: Model, byName: ReadonlyMap<string, Model>): ModelInfo {
+  const columns = columnsOf(model);
+  const filterable = new Map<string, ColumnInfo>();
+  const inputs = new Map<string, ColumnInfo>();
+  for (const c of columns) {
+    for (const spelling of spellings(c)) {
+      filterable.set(spelling, c);
+      if (c.field) inputs.set(spelling, c);
+    }
+  }
+  const byColumn = new Map(columns.map((c) => [c.column, c.name]));
+  return {
+    model, name: model.name, table: quoteIdent(model.table), columns, inputs, filterable,
+    relations: relationsOf(model, byName),
+    selectList: columns.map(selectExpression).join(', '),
+    fieldOfColumn: (column) => byColumn.get(column),
+  };
+}
+
+/** Every entity model of the schema, compiled once at start. */
+export function compileModels(ir: SchemaIR): ReadonlyMap<string, ModelInfo> {
+  const byName = new Map(ir.models.map((m) => [m.name, m]));
+  return new Map(ir.models.map((m) => [m.name, compileModel(m, byName)]));
+}

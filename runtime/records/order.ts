@@ -1,0 +1,88 @@
+/**
+ * `orderBy` -> sort keys (ties always broken by id), and the opaque keyset
+ * cursors of `paginatedRecords`: a cursor holds the sort-key values of the
+ * last row, so a page continues after that row even while rows are inserted.
+ */
+import { invalid } from './errors.ts';
+import type { ColumnInfo, ModelInfo } from './model.ts';
+import type { Params } from './sql.ts';
+import { checkFilterValue, isPlainObject } from './values.ts';
+
+export interface SortKey {
+  readonly column: ColumnInfo;
+  readonly desc: boolean;
+}
+
+function direction(value: unknown, path: string): boolean {
+  const text = typeof value === 'string' ? value.toUpperCase() : '';
+  if (text !== 'ASC' && text !== 'DESC') throw invalid(path, `${path} must be ASC or DESC`);
+  return text === 'DESC';
+}
+
+/** `{a: 'ASC', b: 'DESC'}` or `[{a: 'ASC'}, {b: 'DESC'}]`, keys applied in order, then id. */
+export function sortKeys(info: ModelInfo, orderBy: unknown): SortKey[] {
+  const keys: SortKey[] = [];
+  if (orderBy !== null && orderBy !== undefined) {
+    const entries = Array.isArray(orderBy) ? orderBy : [orderBy];
+    for (const entry of entries) {
+      if (!isPlainObject(entry)) throw invalid('orderBy', 'orderBy must be an object of field to ASC or DESC');
+      for (const [key, dir] of Object.entries(entry)) {
+        const column = info.filterable.get(key);
+        if (!column || column.sqlType === 'jsonb') throw invalid(`orderBy.${key}`, `${key} is not a sortable field of ${info.name}`);
+        if (keys.some((k) => k.column === column)) throw invalid(`orderBy.${key}`, `${key} is given twice`);
+        keys.push({ column, desc: direction(dir, `orderBy.${key}`) });
+      }
+    }
+  }
+  if (!keys.some((k) => k.column.column === 'id')) keys.push({ column: info.filterable.get('id')!, desc: false });
+  return keys.slice(0, keys.findIndex((k) => k.column.column === 'id') + 1);
+}
+
+export function orderSql(keys: readonly SortKey[], alias = 't'): string {
+  return keys.map((k) => `${alias}.${k.column.quoted} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', ');
+}
+
+// ------------------------------------------------------------------ cursors
+
+const signature = (keys: readonly SortKey[]) => keys.map((k) => `${k.column.column}${k.desc ? '-' : '+'}`).join(',');
+
+export function encodeCursor(keys: readonly SortKey[], row: Record<string, unknown>): string {
+  const values = keys.map((k) => row[k.column.name] ?? null);
+  return Buffer.from(JSON.stringify({ k: signature(keys), v: values })).toString('base64url');
+}
+
+function decodeCursor(keys: readonly SortKey[], cursor: string): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('after', 'after is not a valid cursor');
+  }
+  if (!isPlainObject(parsed) || !Array.isArray(parsed.v) || parsed.v.length !== keys.length) {
+    throw invalid('after', 'after is not a valid cursor');
+  }
+  if (parsed.k !== signature(keys)) throw invalid('after', 'after was issued for a different orderBy');
+  return parsed.v;
+}
+
+/** Rows strictly after `value` in one key's order (nulls sort last ascending, first descending). */
+function after(key: SortKey, col: string, value: unknown, p: Params): string {
+  if (value === null) return key.desc ? `${col} is not null` : 'false';
+  const v = p.add(checkFilterValue(key.column, value, 'after'), key.column.sqlType);
+  return key.desc ? `${col} < ${v}` : `(${col} > ${v} or ${col} is null)`;
+}
+
+function equal(key: SortKey, col: string, value: unknown, p: Params): string {
+  if (value === null) return `${col} is null`;
+  return `${col} = ${p.add(checkFilterValue(key.column, value, 'after'), key.column.sqlType)}`;
+}
+
+/** `(k1 after v1) or (k1 = v1 and k2 after v2) or ...`: the rows following the cursor. */
+export function afterCursorSql(keys: readonly SortKey[], cursor: string, p: Params, alias = 't'): string {
+  const values = decodeCursor(keys, cursor);
+  const branches = keys.map((key, i) => {
+    const prefix = keys.slice(0, i).map((k, j) => equal(k, `${alias}.${k.column.quoted}`, values[j], p));
+    return [...prefix, after(key, `${alias}.${key.column.quoted}`, values[i], p)].join(' and ');
+  });
+  return `(${branches.map((b) => `(${b})`).join(' or ')})`;
+}

@@ -1,0 +1,67 @@
+/**
+ * The per-account login throttle: /auth/* is outside the per-IP rate limit,
+ * so this is what stops password guessing. Policy in runtime/auth/throttle.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestDatabase } from '../helpers/db.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { FREE_ATTEMPTS } from '../../runtime/auth/throttle.ts';
+import { cheapArgon2, createAndLogin, ownDatabase, post } from './helpers.ts';
+
+cheapArgon2();
+let database: TestDatabase;
+let a: TestService;
+let b: TestService;
+
+beforeAll(async () => {
+  database = await ownDatabase();
+  [a, b] = await Promise.all([startTestService({ database }), startTestService({ database })]);
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await database?.drop();
+});
+
+const attempt = (svc: TestService, email: string, password: string) => post(svc.url, '/auth/login', { email, password });
+
+describe('login throttle', () => {
+  it('stops a brute-force run: only the first attempts are evaluated, even spread over two instances', async () => {
+    await createAndLogin(a, 'victim@example.com', 'correct123');
+    const guesses = Array.from({ length: 30 }, (_, i) => `guess${i}xyz`);
+    const statuses: number[] = [];
+    for (const [i, guess] of guesses.entries()) statuses.push((await attempt(i % 2 ? a : b, 'victim@example.com', guess)).status);
+    expect(statuses.slice(0, FREE_ATTEMPTS)).toEqual(Array(FREE_ATTEMPTS).fill(401));
+    const throttled = statuses.filter((s) => s === 429).length;
+    expect(throttled).toBeGreaterThanOrEqual(30 - FREE_ATTEMPTS - 1); // at most one more guess slips in after the 1 s lock
+    // Locked: even the right password is refused, with Retry-After and the rate-limit body.
+    const locked = await attempt(a, 'victim@example.com', 'correct123');
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(locked.body).toMatchObject({ error: 'rate_limited', retryAfter: expect.any(Number) });
+  });
+
+  it('counts parallel guesses atomically: no burst gets past the limit', async () => {
+    await createAndLogin(a, 'burst@example.com', 'correct123');
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => attempt(i % 2 ? a : b, 'burst@example.com', `nope${i}abc`)));
+    expect(replies.filter((r) => r.status === 401)).toHaveLength(FREE_ATTEMPTS);
+    expect(replies.filter((r) => r.status === 429)).toHaveLength(12 - FREE_ATTEMPTS);
+  });
+
+  it('lets the owner in once the lock expires, and a success clears the count', async () => {
+    await createAndLogin(a, 'patient@example.com', 'correct123');
+    for (let i = 0; i < FREE_ATTEMPTS; i++) expect((await attempt(a, 'patient@example.com', `bad${i}pass`)).status).toBe(401);
+    const locked = await attempt(a, 'patient@example.com', 'correct123');
+    expect(locked.status).toBe(429);
+    await new Promise((r) => setTimeout(r, Number(locked.headers.get('retry-after')) * 1000 + 100));
+    expect((await attempt(a, 'patient@example.com', 'correct123')).status).toBe(200);
+    expect((await attempt(a, 'patient@example.com', 'bad-again1')).status).toBe(401); // the count started over
+    expect((await attempt(a, 'patient@example.com', 'correct123')).status).toBe(200);
+  });
+
+  it('throttles unknown emails the same way (no account enumeration)', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < FREE_ATTEMPTS + 2; i++) statuses.push((await attempt(b, 'ghost@example.com', `x${i}yz12`)).status);
+    expect(statuses).toEqual([...Array(FREE_ATTEMPTS).fill(401), 429, 429]);
+  });
+});

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestService } from '../helpers/service.ts';
+import { adminFetch, startCatalog, until, writer } from '../projections/helpers.ts';
+
+interface Report {
+  cache: { enabled: boolean };
+  history: { policy: string; models: Array<{ model: string; events: number; firstEventAt: string | null;
+    lastEventAt: string | null; complete: boolean; gaps: Array<{ reason: string; since: string }> }> };
+  projections: { refresh: { refreshed: number }; items: Array<{ name: string; rows: number | null; lagRows: number | null; lastSyncAt: string | null }> };
+  audit: { enabled: boolean; rows: number };
+}
+
+describe('GET /storage/diagnostics', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startCatalog();
+    const w = writer(svc.ctx);
+    const id = await w.create('Product', { name: 'One' });
+    await w.update('Product', id, { name: 'One!' });
+    await w.create('Product', { name: 'Two' });
+    await until(() => svc.ctx.db.one('select count(*)::int as n from product_projection'), (r) => r.n === 2);
+  });
+  afterAll(async () => svc?.close());
+
+  it('401 without auth, 403 for a non-admin', async () => {
+    expect((await fetch(`${svc.url}/storage/diagnostics`)).status).toBe(401);
+    const manager = await svc.token({ role: 'Manager' });
+    expect((await fetch(`${svc.url}/storage/diagnostics`, { headers: { authorization: `Bearer ${manager}` } })).status).toBe(403);
+  });
+
+  it('reports cache, per-model history coverage, projection lag and audit usage', async () => {
+    const res = await adminFetch(svc, '/storage/diagnostics');
+    expect(res.status).toBe(200);
+    const report = (await res.json()) as Report;
+    expect(report.cache).toEqual({ enabled: false });
+    expect(report.audit).toEqual({ enabled: false, rows: 0, bytes: 0 });
+    expect(report.history.policy).toBe('full');
+    const product = report.history.models.find((m) => m.model === 'Product')!;
+    expect(product).toMatchObject({ events: 3, complete: true, gaps: [] });
+    expect(Date.parse(product.firstEventAt!)).toBeLessThanOrEqual(Date.parse(product.lastEventAt!));
+    expect(report.history.models.find((m) => m.model === 'Vendor')).toMatchObject({ events: 0, firstEventAt: null });
+    const projection = report.projections.items.find((p) => p.name === 'product_projection')!;
+    expect(projection).toMatchObject({ rows: 2, lagRows: 0 });
+    expect(projection.lastSyncAt).toMatch(/Z$/);
+    expect(report.projections.refresh.refreshed).toBeGreaterThanOrEqual(2);
+  });
+
+  it('shows lag when a projection differs from its base table, and gaps in coverage', async () => {
+    await svc.ctx.db.none(`update product_projection set name = 'stale' where name = 'Two'`);
+    await svc.ctx.db.none(`insert into svc_history_coverage (model, reason) values ('Vendor', 'retention')`);
+    const report = (await (await adminFetch(svc, '/storage/diagnostics')).json()) as Report;
+    expect(report.projections.items.find((p) => p.name === 'product_projection')).toMatchObject({ lagRows: 2 });
+    expect(report.history.models.find((m) => m.model === 'Vendor')).toMatchObject({
+      complete: false, gaps: [{ reason: 'retention', since: expect.stringMatching(/Z$/) }] });
+  });
+
+  it('is read-only: no method deletes or resets anything', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const res = await adminFetch(svc, '/storage/diagnostics', { method });
+      expect([404, 405]).toContain(res.status);
+    }
+    expect(await svc.ctx.db.one('select count(*)::int as n from svc_history_coverage')).toEqual({ n: 1 });
+    expect(await svc.ctx.db.one('select count(*)::int as n from svc_events')).toEqual({ n: 3 });
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * `modelChanges` over /graphql/ws (graphql-ws protocol, real WebSockets):
+ * authentication in connection_init, filters by model, tenant and read
+ * access, and delivery across two server instances on one database.
+ */
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Role } from '../../runtime/ir/types.ts';
+import type { TestService } from '../helpers/service.ts';
+import { clientFor, create, startRecordsService } from '../records/helpers.ts';
+
+let first: TestService;
+let second: TestService;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  first = await startRecordsService();
+  second = await startRecordsService({ database: first.database });
+});
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await second?.close();
+  await first?.close();
+});
+
+interface Feed {
+  readonly changes: any[];
+  readonly errors: any[];
+  /** Resolves once `count` changes arrived (or rejects after a timeout). */
+  until(count: number): Promise<any[]>;
+}
+
+function connect(service: TestService, connectionParams: Record<string, unknown>): Client {
+  const client = createClient({ url: `${service.url.replace('http', 'ws')}/graphql/ws`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: false, onNonLazyError: () => undefined });
+  clients.push(client);
+  return client;
+}
+
+async function subscribe(service: TestService, as: { role: Role; tenantId?: string }, model: string | null, how: 'token' | 'authorization' = 'token'): Promise<Feed> {
+  const token = await service.token({ role: as.role, tenantId: as.tenantId ?? null });
+  const client = connect(service, how === 'token' ? { token } : { authorization: `Bearer ${token}` });
+  const feed = { changes: [] as any[], errors: [] as any[] };
+  const query = model === null ? 'subscription { modelChanges { eventType modelName eventId recordId tenantId } }'
+    : `subscription { modelChanges(model: "${model}") { eventType modelName eventId recordId tenantId } }`;
+  client.subscribe({ query }, {
+    next: (message) => (message.errors ? feed.errors.push(...message.errors) : feed.changes.push(message.data!.modelChanges)),
+    error: (error) => feed.errors.push(error),
+    complete: () => undefined,
+  });
+  // The subscription is live once the server has acknowledged and registered it.
+  await new Promise<void>((done) => client.on('connected', () => done()));
+  await new Promise((done) => setTimeout(done, 150));
+  return {
+    ...feed,
+    async until(count) {
+      const deadline = Date.now() + 5000;
+      while (feed.changes.length < count && Date.now() < deadline) await new Promise((done) => setTimeout(done, 25));
+      return feed.changes;
+    },
+  };
+}
+
+describe('modelChanges', () => {
+  it('refuses a connection without a valid token', async () => {
+    for (const params of [{}, { token: 'nope' }, { authorization: 'Basic abc' }]) {
+      const closed = new Promise<number>((done) => {
+        const client = connect(first, params);
+        client.on('closed', (event: any) => done(event.code));
+      });
+      expect(await closed).toBe(4403);
+    }
+  });
+
+  it('delivers committed changes across instances, filtered by model and tenant', async () => {
+    const companies = await subscribe(first, { role: 'Manager', tenantId: 't1' }, 'Company');
+    const everything = await subscribe(first, { role: 'Manager', tenantId: 't1' }, null, 'authorization');
+    const otherTenant = await subscribe(first, { role: 'Manager', tenantId: 't2' }, 'Company');
+    const writer = await clientFor(second, { role: 'Manager', tenantId: 't1' });
+    const company = await create(writer, 'Company', { name: 'Live' });
+    const contact = await create(writer, 'Contact', { name: 'Live', stage: 'lead' });
+    await writer('mutation($id: ID!) { delete(model: "Company", id: $id) }', { id: company.id });
+
+    const got = await companies.until(2);
+    expect(got.map((c) => [c.eventType, c.modelName, c.recordId, c.tenantId])).toEqual([
+      ['Created', 'Company', company.id, 't1'], ['Deleted', 'Company', company.id, 't1'],
+    ]);
+    expect(got[0].eventId).toMatch(/^[0-9A-Z]{26}$/);
+    const all = await everything.until(3);
+    expect(all.map((c) => c.modelName)).toEqual(['Company', 'Contact', 'Company']);
+    expect(all[1].recordId).toBe(contact.id);
+    await new Promise((done) => setTimeout(done, 200));
+    expect(otherTenant.changes).toEqual([]);
+  });
+
+  it('filters by read access and refuses models the caller may not read', async () => {
+    const viewerAll = await subscribe(first, { role: 'Viewer' }, null);
+    const denied = await subscribe(first, { role: 'Viewer' }, 'Secret');
+    const unknown = await subscribe(first, { role: 'Admin' }, 'Nope');
+    const writer = await clientFor(second, { role: 'Manager' });
+    await create(writer, 'Secret', { label: 'hidden' });
+    await create(writer, 'Company', { name: 'Seen' });
+    const got = await viewerAll.until(1);
+    await new Promise((done) => setTimeout(done, 200));
+    expect(got.map((c) => c.modelName)).toEqual(['Company']);
+    expect(denied.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect(unknown.errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'model' });
+  });
+});

@@ -1,0 +1,53 @@
+/**
+ * Real Postgres for tests: every test file gets its own database, created on
+ * the local server and dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  readonly url: string;
+  readonly name: string;
+  drop(): Promise<void>;
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Names carry their creation time, so a cleanup never drops a database a running test uses. */
+export async function createTestDatabase(prefix = 'svc_t'): Promise<TestDatabase> {
+  const name = `${prefix}_${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
+  await admin((c) => c.query(`create database "${name}"`));
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: () => admin(async (c) => {
+      await c.query(`drop database if exists "${name}" with (force)`);
+    }),
+  };
+}
+
+/** Drops databases left behind by crashed runs (older than two hours). */
+export async function dropStaleTestDatabases(prefix = 'svc_t'): Promise<void> {
+  const cutoff = Math.floor(Date.now() / 1000) - 2 * 3600;
+  await admin(async (c) => {
+    const { rows } = await c.query<{ datname: string }>(
+      `select datname from pg_database where datname like $1`, [`${prefix}\\_%`],
+    );
+    for (const row of rows) {
+      const created = Number(row.datname.slice(prefix.length + 1).split('_')[0]);
+      if (Number.isFinite(created) && created < cutoff) await c.query(`drop database if exists "${row.datname}" with (force)`);
+    }
+  });
+}

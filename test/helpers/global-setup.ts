@@ -1,0 +1,5 @@
+import { dropStaleTestDatabases } from './db.ts';
+
+export default async function setup(): Promise<void> {
+  await dropStaleTestDatabases();
+}

@@ -1,0 +1,113 @@
+/**
+ * Start a real server for a test: build a fixture into a temp folder, give it
+ * its own database on the local Postgres, listen on a free port.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from '../../generator/index.ts';
+import { defineService, startService, type RunningService } from '../../runtime/service/index.ts';
+import { TokenSigner, type Principal } from '../../runtime/auth/index.ts';
+import type { Role } from '../../runtime/ir/types.ts';
+import type { Logger } from '../../runtime/log/index.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+import { pino } from 'pino';
+import { ulid } from 'ulid';
+import type { Db } from '../../runtime/db/index.ts';
+
+export const TEST_JWT_SECRET = 'test-secret-of-sufficient-length-0123456789';
+export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
+
+const built = new Map<string, Promise<string>>();
+
+/**
+ * Builds a schema once per test process; returns the output folder. `fixture`
+ * is a folder name under fixtures/ or a path to a schema.ts file.
+ */
+export function buildFixture(fixture: string): Promise<string> {
+  let out = built.get(fixture);
+  if (!out) {
+    out = (async () => {
+      const schemaPath = fixture.endsWith('.ts') ? resolve(fixture) : join(REPO_ROOT, 'fixtures', fixture, 'schema.ts');
+      const outDir = mkdtempSync(join(tmpdir(), 'svc-build-'));
+      const result = await build({ schemaPath, outDir });
+      if (!('written' in result)) throw new Error(`fixture ${fixture} failed to build: ${JSON.stringify(result)}`);
+      return outDir;
+    })();
+    built.set(fixture, out);
+  }
+  return out;
+}
+
+export interface TestService extends RunningService {
+  readonly database: TestDatabase;
+  readonly dir: string;
+  /** Mints an access token the server accepts. */
+  token(principal: Partial<Principal> & { role: Role }): Promise<string>;
+  /** Stops the server and drops its database. */
+  close(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  readonly fixture?: string;
+  readonly env?: Record<string, string>;
+  /** Reuse an existing database (e.g. a second instance). */
+  readonly database?: TestDatabase;
+  readonly log?: Logger;
+}
+
+export async function loadDefinition(dir: string) {
+  const snapshot = JSON.parse(readFileSync(join(dir, 'schema.snapshot.json'), 'utf8'));
+  const { access } = await import(pathToFileURL(join(dir, 'access.ts')).href);
+  const { resolvers } = await import(pathToFileURL(join(dir, 'resolvers', 'index.ts')).href);
+  return defineService({ snapshot, access, resolvers, root: pathToFileURL(`${dir}/`) });
+}
+
+/**
+ * A token the server accepts: the auth capability checks that the token's
+ * session is live, so the user and a session are inserted as a login would.
+ */
+export async function mintToken(db: Db, signer: TokenSigner, p: Partial<Principal> & { role: Role }): Promise<string> {
+  const userId = p.userId ?? `user-${p.role}`;
+  const tenantId = p.tenantId ?? null;
+  const insertUser = (email: string) => db.none(
+    `insert into svc_users (id, email, role, tenant_id) values ($1, $2, $3, $4) on conflict do nothing`,
+    [userId, email, p.role, tenantId],
+  );
+  await insertUser((p.email ?? `${userId}@test.invalid`).toLowerCase());
+  const exists = await db.oneOrNone('select 1 from svc_users where id = $1', [userId]);
+  if (!exists) await insertUser(`${userId}.${ulid()}@test.invalid`.toLowerCase()); // the email belonged to another id
+  const sessionId = p.sessionId ?? ulid();
+  await db.none(
+    `insert into svc_sessions (id, user_id, role, tenant_id, expires_at)
+     values ($1, $2, $3, $4, now() + interval '1 day') on conflict (id) do nothing`,
+    [sessionId, userId, p.role, tenantId],
+  );
+  return signer.sign({ userId, role: p.role, tenantId, sessionId, email: p.email ?? null });
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const dir = await buildFixture(options.fixture ?? 'small');
+  const database = options.database ?? (await createTestDatabase());
+  const env = {
+    DATABASE_URL: database.url,
+    JWT_SECRET: TEST_JWT_SECRET,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_DB_POOL_SIZE: '10',
+    ...options.env,
+  };
+  const log = options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const running = await startService(await loadDefinition(dir), { env, port: 0, host: '127.0.0.1', log });
+  const signer = new TokenSigner(env.JWT_SECRET, 3600);
+  return {
+    ...running,
+    database,
+    dir,
+    token: (p) => mintToken(running.ctx.db, signer, p),
+    async close() {
+      await running.stop();
+      if (!options.database) await database.drop();
+    },
+  };
+}

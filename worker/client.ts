@@ -1,0 +1,127 @@
+/**
+ * The worker protocol over HTTP: one typed method per endpoint. Transient
+ * failures (network errors, 5xx, 429) are retried with exponential backoff and
+ * jitter, honouring Retry-After; a 409 is a lost lease, not an error to retry.
+ */
+export interface LeasedJob<P = unknown> {
+  readonly id: string;
+  readonly queue: string;
+  readonly kind: string;
+  readonly payload: P;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly leaseId: string;
+}
+
+export type FailOutcome = { outcome: 'retry'; delaySecs: number } | { outcome: 'dead' };
+
+export interface ClientOptions {
+  readonly baseUrl: string;
+  readonly token: string;
+  /** Attempts per request for transient failures (default 6). */
+  readonly maxTries?: number;
+  /** First retry delay in ms (default 100), doubled per try, capped at 5 s. */
+  readonly retryBaseMs?: number;
+}
+
+/** A non-transient HTTP error answered by the server. */
+export class WorkerHttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+    this.name = 'WorkerHttpError';
+  }
+}
+
+const MAX_RETRY_DELAY_MS = 5000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class WorkerClient {
+  private readonly baseUrl: string;
+  private readonly maxTries: number;
+  private readonly retryBaseMs: number;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.maxTries = options.maxTries ?? 6;
+    this.retryBaseMs = options.retryBaseMs ?? 100;
+  }
+
+  async lease<P>(queues: readonly string[], capacity: number, visibilitySecs: number): Promise<LeasedJob<P>[]> {
+    const body = await this.post('/jobs/lease', { queues, capacity, visibilitySecs });
+    return (body as { jobs: LeasedJob<P>[] }).jobs;
+  }
+
+  /** False when the lease was lost (409). */
+  async heartbeat(id: string, leaseId: string, visibilitySecs: number): Promise<boolean> {
+    return (await this.post(`/jobs/${encodeURIComponent(id)}/heartbeat`, { leaseId, visibilitySecs }, true)) !== LOST;
+  }
+
+  async progress(id: string, leaseId: string, percent: number, message?: string, data?: unknown): Promise<boolean> {
+    const body = { leaseId, percent, message: message ?? null, data: data ?? null };
+    return (await this.post(`/jobs/${encodeURIComponent(id)}/progress`, body, true)) !== LOST;
+  }
+
+  async complete(id: string, leaseId: string, result: unknown): Promise<boolean> {
+    return (await this.post(`/jobs/${encodeURIComponent(id)}/complete`, { leaseId, result }, true)) !== LOST;
+  }
+
+  /** Acknowledges many jobs in one request and one server transaction. */
+  async completeMany(items: ReadonlyArray<{ id: string; leaseId: string; result: unknown }>) {
+    return (await this.post('/jobs/complete', { items })) as { completed: string[]; stale: string[] };
+  }
+
+  /** Null when the lease was lost (409). */
+  async fail(id: string, leaseId: string, error: string, retryable: boolean): Promise<FailOutcome | null> {
+    const body = await this.post(`/jobs/${encodeURIComponent(id)}/fail`, { leaseId, error, retryable }, true);
+    return body === LOST ? null : (body as FailOutcome);
+  }
+
+  private async post(path: string, payload: unknown, lostIsAnswer = false): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(this.baseUrl + path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-worker-token': this.options.token },
+          body: JSON.stringify(payload),
+        });
+      } catch (error) {
+        if (attempt >= this.maxTries) throw error;
+        await sleep(this.retryDelay(attempt, null));
+        continue;
+      }
+      if (response.status === 409 && lostIsAnswer) return drain(response, LOST);
+      if (response.ok) return response.status === 204 ? drain(response, null) : response.json();
+      if ((response.status >= 500 || response.status === 429) && attempt < this.maxTries) {
+        await drain(response, null);
+        await sleep(this.retryDelay(attempt, response.headers.get('retry-after')));
+        continue;
+      }
+      throw new WorkerHttpError(response.status, `${path}: ${response.status} ${await errorText(response)}`);
+    }
+  }
+
+  private retryDelay(attempt: number, retryAfter: string | null): number {
+    const seconds = Number(retryAfter);
+    if (retryAfter && Number.isFinite(seconds)) return Math.min(MAX_RETRY_DELAY_MS, seconds * 1000);
+    const base = Math.min(MAX_RETRY_DELAY_MS, this.retryBaseMs * 2 ** (attempt - 1));
+    return base / 2 + Math.random() * (base / 2);
+  }
+}
+
+const LOST = Symbol('lease lost');
+
+/** Reads the body to the end so the keep-alive connection can be reused. */
+async function drain<T>(response: Response, value: T): Promise<T> {
+  await response.arrayBuffer().catch(() => undefined);
+  return value;
+}
+
+async function errorText(response: Response): Promise<string> {
+  const text = await response.text().catch(() => '');
+  try {
+    return (JSON.parse(text) as { error?: string }).error ?? text;
+  } catch {
+    return text;
+  }
+}

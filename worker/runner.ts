@@ -1,0 +1,242 @@
+/**
+ * The worker loop: lease up to `capacity` jobs, run the handler on each,
+ * heartbeat while it runs, and acknowledge successes in batches (one request
+ * and one server transaction for every job finished in the same tick).
+ */
+import { WorkerClient, type LeasedJob } from './client.ts';
+import { AckBatcher } from './acks.ts';
+
+export interface JobContext<P = unknown> extends LeasedJob<P> {
+  /** Aborted when the lease is lost (another worker may now run the job) or a stop deadline passed. */
+  readonly signal: AbortSignal;
+  /** Reports progress (realtime channel `job:{id}`) and extends the lease. */
+  progress(percent: number, message?: string, data?: unknown): Promise<void>;
+}
+
+export type JobHandler<P = unknown, R = unknown> = (job: JobContext<P>) => R | Promise<R>;
+
+export interface WorkerOptions<P = unknown, R = unknown> {
+  readonly baseUrl: string;
+  /** A worker token (`wkr_...`) minted by an admin with `POST /jobs/workers`. */
+  readonly token: string;
+  readonly queues: readonly string[];
+  readonly handler: JobHandler<P, R>;
+  /** Jobs run at once (1..100, default 10). */
+  readonly capacity?: number;
+  /** Lease length in seconds (default 30); heartbeats go out every third of it. */
+  readonly visibilitySecs?: number;
+  /** Wait between lease polls when the queues are empty (default 1000 ms). */
+  readonly pollIntervalMs?: number;
+  /** Stop gracefully on SIGTERM and SIGINT (default true). */
+  readonly handleSignals?: boolean;
+  /** How long stop() waits for running jobs before letting their leases lapse (default 30 s). */
+  readonly stopTimeoutMs?: number;
+  /** Called on errors the loop survives (lease or acknowledgement failures, lost leases). */
+  readonly onError?: (error: unknown, job?: LeasedJob<P>) => void;
+  /** Transient-error retries per request (default 6) and the first retry delay (default 100 ms). */
+  readonly maxTries?: number;
+  readonly retryBaseMs?: number;
+}
+
+/** Throw this from a handler to fail the job without retries (it goes dead). */
+export class NonRetryableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NonRetryableError';
+  }
+}
+
+export interface WorkerStats {
+  leased: number;
+  completed: number;
+  failed: number;
+  /** Jobs whose lease was lost before they could be acknowledged. */
+  lost: number;
+}
+
+interface Running {
+  readonly controller: AbortController;
+  readonly done: Promise<void>;
+}
+
+export class Worker<P = unknown, R = unknown> {
+  readonly stats: WorkerStats = { leased: 0, completed: 0, failed: 0, lost: 0 };
+  private readonly client: WorkerClient;
+  private readonly acks: AckBatcher;
+  private readonly capacity: number;
+  private readonly visibilitySecs: number;
+  private readonly active = new Map<string, Running>();
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private stopped: Promise<void> | null = null;
+  private readonly onSignal = () => void this.stop();
+
+  constructor(private readonly options: WorkerOptions<P, R>) {
+    this.client = new WorkerClient(options);
+    this.capacity = Math.min(100, Math.max(1, Math.floor(options.capacity ?? 10)));
+    this.visibilitySecs = Math.max(1, Math.floor(options.visibilitySecs ?? 30));
+    this.acks = new AckBatcher(this.client, this.stats, (error) => this.report(error), () => this.nudge());
+  }
+
+  /** Starts the loop; resolves once the worker has stopped. */
+  start(): Promise<void> {
+    if (!this.loop) {
+      if (this.options.handleSignals !== false) {
+        process.once('SIGTERM', this.onSignal);
+        process.once('SIGINT', this.onSignal);
+      }
+      this.loop = this.run();
+    }
+    return this.loop.then(() => this.stopped ?? undefined);
+  }
+
+  /** Stops leasing, waits for running jobs (up to stopTimeoutMs), flushes acknowledgements. */
+  stop(): Promise<void> {
+    this.stopped ??= this.shutdown();
+    return this.stopped;
+  }
+
+  /** How many jobs are running now. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.capacity - this.active.size;
+      if (free <= 0 || this.acks.pending >= 2 * this.capacity) {
+        await this.sleep(this.options.pollIntervalMs ?? 1000);
+        continue;
+      }
+      const jobs = await this.lease(free);
+      for (const job of jobs) this.begin(job);
+      if (jobs.length === 0) await this.sleep(this.options.pollIntervalMs ?? 1000);
+    }
+  }
+
+  private async lease(free: number): Promise<LeasedJob<P>[]> {
+    try {
+      const jobs = await this.client.lease<P>(this.options.queues, free, this.visibilitySecs);
+      this.stats.leased += jobs.length;
+      return jobs;
+    } catch (error) {
+      this.report(error);
+      return [];
+    }
+  }
+
+  private begin(job: LeasedJob<P>): void {
+    const controller = new AbortController();
+    const done = this.execute(job, controller).finally(() => {
+      this.active.delete(job.id);
+      this.nudge();
+    });
+    this.active.set(job.id, { controller, done });
+  }
+
+  private async execute(job: LeasedJob<P>, controller: AbortController): Promise<void> {
+    const heartbeat = this.startHeartbeat(job, controller);
+    try {
+      const result = await this.options.handler(this.context(job, controller));
+      if (!controller.signal.aborted) this.acks.add({ id: job.id, leaseId: job.leaseId, result });
+    } catch (error) {
+      if (!controller.signal.aborted) await this.fail(job, controller, error);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async fail(job: LeasedJob<P>, controller: AbortController, error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    try {
+      const outcome = await this.client.fail(job.id, job.leaseId, message, !(error instanceof NonRetryableError));
+      if (outcome) this.stats.failed++;
+      else this.leaseLost(job, controller);
+    } catch (failure) {
+      this.report(failure, job); // the lease lapses and the job is retried after the reclaim sweep
+    }
+  }
+
+  private context(job: LeasedJob<P>, controller: AbortController): JobContext<P> {
+    return {
+      ...job,
+      signal: controller.signal,
+      progress: async (percent, message, data) => {
+        if (controller.signal.aborted) return;
+        const current = await this.client.progress(job.id, job.leaseId, percent, message, data);
+        if (!current) this.leaseLost(job, controller);
+      },
+    };
+  }
+
+  private startHeartbeat(job: LeasedJob<P>, controller: AbortController): NodeJS.Timeout {
+    const beat = async () => {
+      try {
+        const current = await this.client.heartbeat(job.id, job.leaseId, this.visibilitySecs);
+        if (!current) this.leaseLost(job, controller);
+      } catch (error) {
+        this.report(error, job);
+      }
+    };
+    const timer = setInterval(() => void beat(), (this.visibilitySecs * 1000) / 3);
+    timer.unref();
+    return timer;
+  }
+
+  private leaseLost(job: LeasedJob<P>, controller: AbortController): void {
+    if (controller.signal.aborted) return;
+    this.stats.lost++;
+    controller.abort(new Error(`lease lost for job ${job.id}`));
+    this.report(new Error(`lease lost for job ${job.id}`), job);
+  }
+
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    this.nudge();
+    process.off('SIGTERM', this.onSignal);
+    process.off('SIGINT', this.onSignal);
+    await this.loop;
+    const running = Promise.all([...this.active.values()].map((job) => job.done));
+    const deadline = this.delay(this.options.stopTimeoutMs ?? 30_000);
+    if ((await Promise.race([running.then(() => 'done'), deadline.promise])) !== 'done') {
+      // Past the deadline: abort what still runs; its leases lapse and the reclaim sweep requeues them.
+      for (const job of this.active.values()) job.controller.abort(new Error('worker stopped'));
+    }
+    deadline.cancel();
+    await this.acks.flushAll();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    const { promise, cancel } = this.delay(ms);
+    this.wake = cancel;
+    return promise.then(() => {
+      this.wake = null;
+    });
+  }
+
+  /** Ends an idle wait early: a slot was freed, acknowledgements drained, or stop was asked. */
+  private nudge(): void {
+    this.wake?.();
+  }
+
+  private delay(ms: number): { promise: Promise<unknown>; cancel: () => void } {
+    let cancel = () => {};
+    const promise = new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      cancel = () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      };
+    });
+    return { promise, cancel };
+  }
+
+  private report(error: unknown, job?: LeasedJob<P>): void {
+    this.options.onError?.(error, job);
+  }
+}
+
+export function createWorker<P = unknown, R = unknown>(options: WorkerOptions<P, R>): Worker<P, R> {
+  return new Worker(options);
+}
