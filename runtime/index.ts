@@ -11,3 +11,4 @@ export type {
 } from './ir/types.ts';
 export { ROLES, OPERATIONS } from './ir/types.ts';
 export type { Principal } from './auth/index.ts';
+export { defineProjection, type ProjectionDefinition, type ProjectionEvent } from './projections/index.ts';

@@ -35,7 +35,7 @@ export async function startPgBoss(url: string): Promise<Baseline> {
     async drain(count) {
       let done = 0;
       const started = performance.now();
-      await boss.work('bench', { batchSize: 50, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+      await boss.work('bench', { batchSize: 50, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true }, async (jobs) => {
         done += jobs.length;
       });
       await waitUntil(() => done >= count, 110_000);

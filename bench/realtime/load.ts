@@ -21,6 +21,8 @@ export interface LoadResult {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+  /** Connecting and subscribing everyone, until the join announcements were over. */
+  readonly connectMs: number;
 }
 
 const CHANNEL = 'bench:room';
@@ -72,9 +74,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     });
     await Promise.all(batch);
   }
-  const connected = performance.now();
   await settle(() => last);
-  process.stderr.write(`  connected ${sockets.length} in ${(connected - t0).toFixed(0)} ms, joins settled in ${(performance.now() - connected).toFixed(0)} ms\n`);
+  const connectMs = performance.now() - t0;
   const publisher = await open(options.urls[0], await options.token('publisher'));
   const total = options.rate * options.seconds;
   const started = performance.now();
@@ -87,10 +88,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   await settle(() => last, 1000);
   const elapsed = (performance.now() - started - 1000) / 1000;
   for (const ws of [...sockets, publisher]) ws.terminate();
-  return summarize(latencies, total * options.subscribers, elapsed);
+  return { ...summarize(latencies, total * options.subscribers, elapsed), connectMs };
 }
 
-function summarize(latencies: number[], expected: number, seconds: number): LoadResult {
+function summarize(latencies: number[], expected: number, seconds: number): Omit<LoadResult, 'connectMs'> {
   const sorted = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   return {

@@ -37,15 +37,22 @@ interface LeasedRow {
   tenant_id: string | null;
 }
 
+// Per queue, a lateral index scan in (priority desc, id) order; `queue = any($1)` would
+// instead sort every queued row of the queues on each lease.
 function leaseSql(tenantScoped: boolean): string {
   return `
   with picked as (
-    select id from svc_jobs
-     where status = 'queued' and queue = any($1::text[]) and visible_at <= now()
-       ${tenantScoped ? 'and tenant_id = $5' : ''}
-     order by priority desc, id
-     limit $2
-     for update skip locked
+    select c.id from unnest($1::text[]) as q(name)
+    cross join lateral (
+      select id, priority from svc_jobs
+       where status = 'queued' and queue = q.name and visible_at <= now()
+         ${tenantScoped ? 'and tenant_id = $5' : ''}
+       order by priority desc, id
+       limit $2
+       for update skip locked
+    ) c
+    order by c.priority desc, c.id
+    limit $2
   )
   update svc_jobs j
      set status = 'leased', attempts = j.attempts + 1, lease_id = gen_random_uuid()::text,

@@ -1,21 +1,50 @@
 /**
  * The generated SQL runs: migrations (each in its own transaction, as the
- * runner does) and projections, on an in-process Postgres (PGlite).
+ * runner does) and projections, on the real Postgres.
  */
-import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
 
-let db: PGlite;
+/** The few calls these tests make, over one real connection. */
+class Sql {
+  constructor(private readonly client: pg.Client) {}
+  async exec(sql: string): Promise<void> {
+    await this.client.query(sql);
+  }
+  async query<T extends pg.QueryResultRow>(sql: string): Promise<{ rows: T[] }> {
+    return this.client.query<T>(sql);
+  }
+  async transaction(work: (tx: Sql) => Promise<void>): Promise<void> {
+    await this.client.query('begin');
+    try {
+      await work(this);
+      await this.client.query('commit');
+    } catch (error) {
+      await this.client.query('rollback');
+      throw error;
+    }
+  }
+}
+
+let database: TestDatabase;
+let client: pg.Client;
+let db: Sql;
 let schemaCount = 0;
 
 beforeAll(async () => {
-  db = new PGlite();
-  await db.waitReady;
+  database = await createTestDatabase();
+  client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  db = new Sql(client);
 });
-afterAll(() => db.close());
+afterAll(async () => {
+  await client.end();
+  await database.drop();
+});
 
 /** A fresh Postgres schema per project so the fixtures do not collide. */
 async function applyProject(outDir: string): Promise<string> {

@@ -55,14 +55,15 @@ describe('GraphQL IDE', () => {
     // The Headers tab is open by default: put the token into its editor, as a user would.
     const headers = JSON.stringify({ Authorization: `Bearer ${token}` });
     await page.evaluate((text) => {
-      type Editor = HTMLElement & { CodeMirror: { getValue(): string; setValue(v: string): void } };
-      const editors = [...document.querySelectorAll('.graphiql-editor-tool .CodeMirror')] as Editor[];
+      // Runs in the browser (the test's tsconfig has no DOM types).
+      type Editor = { CodeMirror: { getValue(): string; setValue(v: string): void } };
+      const editors = [...(globalThis as any).document.querySelectorAll('.graphiql-editor-tool .CodeMirror')] as Editor[];
       // The IDE pre-fills the headers editor with an Authorization template to complete.
       const headersEditor = editors.find((e) => e.CodeMirror.getValue().includes('Authorization'));
       headersEditor!.CodeMirror.setValue(text);
     }, headers);
     await page.click('.graphiql-execute-button');
-    await page.waitForFunction(() => document.querySelector('.result-window')?.textContent?.includes('Shown In IDE'), undefined, { timeout: 15_000 });
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('.result-window')?.textContent?.includes('Shown In IDE'), undefined, { timeout: 15_000 });
     const result = await page.textContent('.result-window');
     expect(result).toContain('"records"');
     expect(outside).toEqual([]);

@@ -1,0 +1,114 @@
+/**
+ * The two baselines the records benchmark compares svc-gen with: the floor
+ * (the same SQL through pg in a bare Node http server, no GraphQL, no auth)
+ * and PostGraphile v5 over a copy of the table whose insert trigger writes the
+ * same event and notification.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import pg from 'pg';
+import { ulid } from 'ulid';
+
+/** Floor and PostGraphile notify here: no svc-gen listener should wake up for them. */
+const BENCH_CHANNEL = 'bench_changes';
+
+function listen(server: Server): Promise<number> {
+  return new Promise((done) => server.listen(0, '127.0.0.1', () => done((server.address() as { port: number }).port)));
+}
+
+function readBody(request: IncomingMessage): Promise<any> {
+  return new Promise((done, fail) => {
+    let text = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk) => (text += chunk));
+    request.on('end', () => done(text ? JSON.parse(text) : {}));
+    request.on('error', fail);
+  });
+}
+
+const ITEM_COLUMNS = `"id", "tenant_id" as "tenantId", "created_at" as "createdAt", "updated_at" as "updatedAt", "deleted_at" as "deletedAt", "name", "price", "note"`;
+
+/** The work of svc-gen's create (row + event + notify in one transaction) and records (20 rows), in raw SQL. */
+export async function startFloor(url: string, poolSize: number) {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const create = async (data: { name: string; price: number }) => {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const id = ulid();
+      const { rows } = await client.query(`insert into "item" ("id", "tenant_id", "name", "price") values ($1, null, $2, $3) returning ${ITEM_COLUMNS}`, [id, data.name, data.price]);
+      await client.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+        select $1, 'Item', $2, coalesce(max(version), 0) + 1, 'Created', $3, 'bench', null from svc_events where stream_type = 'Item' and stream_id = $2`, [ulid(), id, JSON.stringify(rows[0])]);
+      await client.query('select pg_notify($1, $2)', [BENCH_CHANNEL, id]);
+      await client.query('commit');
+      return rows[0];
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  const records = async () => (await pool.query(`select ${ITEM_COLUMNS} from "item" where "deleted_at" is null and "tenant_id" is null order by "id" limit 20`)).rows;
+  const server = createServer(async (request, response) => {
+    try {
+      const body = await readBody(request);
+      const result = request.url === '/create' ? await create(body) : await records();
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ data: result }));
+    } catch {
+      response.writeHead(500).end();
+    }
+  });
+  const port = await listen(server);
+  return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pool.end(); } };
+}
+
+/** A copy of the item table in schema `pgl`, with a trigger that appends the same event. */
+export const POSTGRAPHILE_SQL = `
+create schema pgl;
+create table pgl.item (
+  id text primary key default gen_random_uuid()::text,
+  tenant_id text,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  deleted_at timestamptz,
+  name text not null,
+  price double precision not null,
+  note text
+);
+create function pgl.item_event() returns trigger language plpgsql as $$
+begin
+  insert into public.svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+    select gen_random_uuid()::text, 'PglItem', new.id, coalesce(max(version), 0) + 1, 'Created', to_jsonb(new), null, null
+      from public.svc_events where stream_type = 'PglItem' and stream_id = new.id;
+  perform pg_notify('${BENCH_CHANNEL}', new.id);
+  return new;
+end $$;
+create trigger item_event after insert on pgl.item for each row execute function pgl.item_event();
+`;
+
+export async function startPostGraphile(url: string, poolSize: number) {
+  // PostGraphile 5 expects Node 22: polyfill what it uses before loading it.
+  const P = Promise as unknown as { withResolvers?: () => unknown };
+  P.withResolvers ??= function withResolvers() {
+    let resolve!: (value: unknown) => void;
+    let reject!: (reason: unknown) => void;
+    const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+    return { promise, resolve, reject };
+  };
+  const { postgraphile } = await import('postgraphile');
+  const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber');
+  const { makePgService } = await import('postgraphile/adaptors/pg');
+  const { grafserv } = await import('postgraphile/grafserv/node');
+  const pgl = postgraphile({
+    extends: [PostGraphileAmberPreset],
+    pgServices: [makePgService({ connectionString: url, schemas: ['pgl'], poolConfig: { max: poolSize } })],
+    grafserv: { graphqlPath: '/graphql', graphiql: false },
+  });
+  const serv = pgl.createServ(grafserv);
+  const server = createServer();
+  serv.addTo(server);
+  await pgl.getSchema();
+  const port = await listen(server);
+  return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pgl.release(); } };
+}
