@@ -84,6 +84,7 @@ begin
   perform pg_notify('${BENCH_CHANNEL}', new.id);
   return new;
 end $$;
+create index on pgl.item (deleted_at);
 create trigger item_event after insert on pgl.item for each row execute function pgl.item_event();
 `;
 

@@ -49,8 +49,8 @@ async function main() {
     },
     {
       name: 'PostGraphile 5', url: `${pgl.url}/graphql`, headers: {},
-      create: JSON.stringify({ query: 'mutation($name: String!, $price: Float!) { createItem(input: {item: {name: $name, price: $price}}) { item { id tenantId createdAt updatedAt deletedAt name price note } } }', variables: { name: 'bench', price: 1 } }),
-      records: JSON.stringify({ query: '{ allItems(first: 20, orderBy: PRIMARY_KEY_ASC, condition: {deletedAt: null}) { nodes { id tenantId createdAt updatedAt deletedAt name price note } } }' }),
+      create: JSON.stringify({ query: 'mutation($name: String!, $price: Float!) { createItem(input: {item: {name: $name, price: $price}}) { item { rowId tenantId createdAt updatedAt deletedAt name price note } } }', variables: { name: 'bench', price: 1 } }),
+      records: JSON.stringify({ query: '{ allItems(first: 20, orderBy: PRIMARY_KEY_ASC, condition: {deletedAt: null}) { nodes { rowId tenantId createdAt updatedAt deletedAt name price note } } }' }),
     },
   ];
   const results = new Map<string, LoadResult>();

@@ -61,7 +61,8 @@ export async function loadDefinition(dir: string) {
   const snapshot = JSON.parse(readFileSync(join(dir, 'schema.snapshot.json'), 'utf8'));
   const { access } = await import(pathToFileURL(join(dir, 'access.ts')).href);
   const { resolvers } = await import(pathToFileURL(join(dir, 'resolvers', 'index.ts')).href);
-  return defineService({ snapshot, access, resolvers, root: pathToFileURL(`${dir}/`) });
+  const { projections } = await import(pathToFileURL(join(dir, 'resolvers', '_projections.ts')).href);
+  return defineService({ snapshot, access, resolvers, projections, root: pathToFileURL(`${dir}/`) });
 }
 
 /**

@@ -3,10 +3,12 @@ import { defineService } from 'svc-gen/runtime';
 import snapshot from './schema.snapshot.json' with { type: 'json' };
 import { access } from './access.ts';
 import { resolvers } from './resolvers/index.ts';
+import { projections } from './resolvers/_projections.ts';
 
 export default defineService({
   snapshot,
   access,
   resolvers,
+  projections,
   root: new URL('.', import.meta.url),
 });
