@@ -62,12 +62,16 @@ function print(rows: Row[]): void {
   console.log(`svc-gen / pg-boss:         enqueue ${ratio(svc.enqueue, boss.enqueue)}, drain ${ratio(svc.drain, boss.drain)}`);
 }
 
+// BENCH_ONLY=svc runs svc-gen alone (for profiling); the comparison needs all three.
+const only = process.env.BENCH_ONLY;
 const started = Date.now();
-const rows = [
-  await benchSvc(),
-  await benchBaseline('pg-boss 12 (in process, batch 50)', startPgBoss),
-  await benchBaseline('graphile-worker (in process, conc. 8)', startGraphile),
-];
-print(rows);
+const rows = [await benchSvc()];
+if (only !== 'svc') {
+  rows.push(await benchBaseline('pg-boss 12 (in process, batch 50)', startPgBoss));
+  rows.push(await benchBaseline('graphile-worker (in process, conc. 8)', startGraphile));
+  print(rows);
+} else {
+  console.log(rows);
+}
 console.log(`\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
 process.exit(0);

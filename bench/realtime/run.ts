@@ -94,8 +94,8 @@ async function main(): Promise<void> {
   const env = { DATABASE_URL: database.url, JWT_SECRET: SECRET, SVC_LOG_LEVEL: 'warn', RATE_LIMIT_RPS: '1000000' };
   const rows: Array<[string, LoadResult]> = [];
   try {
-    const [baseline, first] = await Promise.all([startProcess('baseline.ts', [], {}), startProcess('instance.ts', [dir], env)]);
-    rows.push(await scenario('baseline: bare ws fan-out', [baseline], null));
+    rows.push(await scenario('baseline: bare ws fan-out', [await startProcess('baseline.ts', [], {})], null));
+    const first = await startProcess('instance.ts', [dir], env);
     rows.push(await scenario('svc-gen, 1 instance', [first], database.url));
     // The second instance joins the first one's database: subscribers split, publisher on the first.
     rows.push(await scenario('svc-gen, 2 instances', [first, await startProcess('instance.ts', [dir], env)], database.url));

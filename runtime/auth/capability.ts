@@ -26,7 +26,7 @@ export const auth: Capability = {
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const { db, config, log, router } = ctx;
-    const hasher = new PasswordHasher();
+    const hasher = new PasswordHasher(ctx.config.auth.argon2);
     const authenticator = await createSessionAuthenticator(db, ctx.notifier, ctx.services.tokens);
     ctx.services.auth = authenticator;
     const accounts = new Accounts({ db, config, tokens: ctx.services.tokens, hasher, log });

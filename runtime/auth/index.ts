@@ -6,5 +6,5 @@ export {
 export { auth } from './capability.ts';
 export { createSessionAuthenticator, type SessionAuthenticator } from './authenticator.ts';
 export { Accounts, type TokenPair } from './service.ts';
-export { PasswordHasher, argon2Params } from './passwords.ts';
+export { PasswordHasher, type Argon2Params } from './passwords.ts';
 export { SESSIONS_CHANNEL } from './sessions.ts';

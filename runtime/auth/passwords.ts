@@ -9,22 +9,9 @@
  */
 import argon2 from 'argon2';
 import bcrypt from 'bcryptjs';
-import { readers, type Env } from '../config/read.ts';
+import type { Config } from '../config/index.ts';
 
-export interface Argon2Params {
-  readonly memoryCost: number;
-  readonly timeCost: number;
-  readonly parallelism: number;
-}
-
-export function argon2Params(env: Env = process.env): Argon2Params {
-  const r = readers(env);
-  return {
-    memoryCost: r.int('SVC_ARGON2_MEMORY_KIB', 19_456, 1024, 4 * 1024 * 1024),
-    timeCost: r.int('SVC_ARGON2_TIME_COST', 2, 1, 100),
-    parallelism: r.int('SVC_ARGON2_PARALLELISM', 1, 1, 64),
-  };
-}
+export type Argon2Params = Config['auth']['argon2'];
 
 const BCRYPT = /^\$2[aby]\$/;
 
@@ -38,7 +25,7 @@ export class PasswordHasher {
   /** Verified against when the account does not exist, so both paths cost the same. */
   private dummy: Promise<string> | null = null;
 
-  constructor(private readonly params: Argon2Params = argon2Params()) {}
+  constructor(private readonly params: Argon2Params) {}
 
   hash(password: string): Promise<string> {
     return argon2.hash(password, { type: argon2.argon2id, ...this.params });

@@ -55,6 +55,8 @@ export interface Config {
     readonly insecureSecret: boolean;
     readonly accessTokenTtlSecs: number;
     readonly refreshTokenTtlSecs: number;
+    /** argon2id cost (SVC_ARGON2_*): OWASP defaults m=19456 KiB, t=2, p=1. */
+    readonly argon2: { readonly memoryCost: number; readonly timeCost: number; readonly parallelism: number };
     readonly passwordMinLength: number;
     readonly passwordRequireComplexity: boolean;
     readonly adminEmail: string | null;
@@ -106,6 +108,11 @@ export function loadConfig(env: Env = process.env): Config {
       insecureSecret: !jwtSecret,
       accessTokenTtlSecs: r.int('SVC_ACCESS_TOKEN_TTL_SECS', 24 * 3600, 1, 365 * 24 * 3600),
       refreshTokenTtlSecs: r.int('SVC_REFRESH_TOKEN_TTL_SECS', 30 * 24 * 3600, 1, 3650 * 24 * 3600),
+      argon2: {
+        memoryCost: r.int('SVC_ARGON2_MEMORY_KIB', 19_456, 1024, 4 * 1024 * 1024),
+        timeCost: r.int('SVC_ARGON2_TIME_COST', 2, 1, 100),
+        parallelism: r.int('SVC_ARGON2_PARALLELISM', 1, 1, 64),
+      },
       passwordMinLength: r.int('PASSWORD_MIN_LENGTH', 8, 1, 1024),
       passwordRequireComplexity: r.bool('PASSWORD_REQUIRE_COMPLEXITY', true),
       adminEmail: r.string('ADMIN_EMAIL'),

@@ -8,6 +8,7 @@ import { ulid } from 'ulid';
 import type { Capability, ServiceContext } from '../service/types.ts';
 import { readRealtimeConfig, type RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
+import { watchRevocations } from './revocation.ts';
 import { createRealtimeServer, REALTIME_PATH, type RealtimeServer } from './server.ts';
 import { RealtimeTier } from './tier.ts';
 import { createPgTransport } from './transport.ts';
@@ -30,13 +31,16 @@ export const realtime: Capability = {
     const tier = new RealtimeTier(instanceId, createPgTransport(ctx.db, ctx.notifier, ctx.log), presence, ctx.log);
     await tier.start();
     ctx.services.realtime = tier;
-    // Resolved per connection: the auth capability may have replaced the authenticator.
-    const server = createRealtimeServer(tier, config, () => ctx.services.auth, ctx.log);
+    // Resolved per use: the auth capability may have replaced the authenticator.
+    const auth = () => ctx.services.auth;
+    const server = createRealtimeServer(tier, config, auth, ctx.log);
     ctx.onUpgrade(REALTIME_PATH, server.upgrade);
+    const unwatch = await watchRevocations(ctx.notifier, tier.hub.sessions, auth, ctx.log);
     const timers = startTimers(ctx, tier, server, config);
     return {
       async stop() {
         timers.forEach(clearInterval);
+        await unwatch();
         await server.closeAll();
         await tier.stop();
       },

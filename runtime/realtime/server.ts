@@ -5,7 +5,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { bearerToken, resolveTenant, type Authenticator, type Principal } from '../auth/index.ts';
+import { bearerToken, InvalidTokenError, resolveTenant, type Authenticator, type Principal } from '../auth/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { UpgradeHandler } from '../service/types.ts';
 import type { RealtimeConfig } from './config.ts';
@@ -18,7 +18,8 @@ export const REALTIME_PATH = '/realtime/ws';
 const HARD_LIMIT_FACTOR = 4;
 const CLOSE_GRACE_MS = 1_000;
 
-type Admission = { principal: Principal; tenant: string | null } | { status: 401 | 403; error: string };
+type Admitted = { principal: Principal; token: string; tenant: string | null };
+type Admission = Admitted | { status: 401 | 403 | 503; error: string };
 
 export interface RealtimeServer {
   readonly upgrade: UpgradeHandler;
@@ -32,8 +33,8 @@ export function createRealtimeServer(
   tier: RealtimeTier, config: RealtimeConfig, auth: () => Authenticator, log: Logger,
 ): RealtimeServer {
   const wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: config.maxFrameBytes * HARD_LIMIT_FACTOR });
-  const attach = (ws: WebSocket, admitted: { principal: Principal; tenant: string | null }) => {
-    const session = new Session(ws, admitted.principal, admitted.tenant, config.maxBufferedBytes, log);
+  const attach = (ws: WebSocket, admitted: Admitted) => {
+    const session = new Session(ws, admitted.principal, admitted.token, admitted.tenant, config.maxBufferedBytes, log);
     tier.hub.sessions.add(session);
     ws.on('error', () => undefined); // e.g. a frame over maxPayload: ws closes with 1009 itself
     ws.on('pong', () => (session.alive = true));
@@ -48,7 +49,7 @@ export function createRealtimeServer(
         wss.handleUpgrade(request, socket, head, (ws) => attach(ws, admission));
       }, (err: unknown) => {
         log.error({ err }, 'realtime: upgrade failed');
-        socket.destroy();
+        refuse(socket, 503, 'service unavailable');
       });
     },
     ping() {
@@ -75,13 +76,15 @@ async function admit(request: IncomingMessage, auth: Authenticator): Promise<Adm
   let principal: Principal;
   try {
     principal = await auth.authenticate(token);
-  } catch {
-    return { status: 401, error: 'invalid or expired token' };
+  } catch (error) {
+    // Only a refused token is the client's fault; a database outage is not a 401.
+    if (error instanceof InvalidTokenError) return { status: 401, error: 'invalid or expired token' };
+    throw error;
   }
   const header = request.headers['x-tenant-id'];
   const requested = url.searchParams.get('tenant') ?? (Array.isArray(header) ? header[0] : header);
   try {
-    return { principal, tenant: resolveTenant(principal, requested) };
+    return { principal, token, tenant: resolveTenant(principal, requested) };
   } catch {
     return { status: 403, error: 'tenant not allowed' };
   }

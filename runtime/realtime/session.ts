@@ -25,6 +25,8 @@ export class Session {
   constructor(
     readonly ws: WebSocket,
     readonly principal: Principal,
+    /** Kept to re-check the session when auth announces a change (never logged). */
+    readonly token: string,
     readonly tenant: string | null,
     private readonly maxBufferedBytes: number,
     private readonly log: Logger,

@@ -5,9 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
-import { bcryptHash, cheapArgon2, createAndLogin, get, insertUser, post, startOwnService } from './helpers.ts';
+import { bcryptHash, createAndLogin, get, insertUser, post, startOwnService } from './helpers.ts';
 
-cheapArgon2();
 let svc: TestService;
 
 beforeAll(async () => {

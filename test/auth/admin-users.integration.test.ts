@@ -1,9 +1,8 @@
 /** The admin user API (CONTRACT section 5) and what disabling or re-roling a user does to live sessions. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestService } from '../helpers/service.ts';
-import { call, cheapArgon2, get, post, startOwnService } from './helpers.ts';
+import { call, get, post, startOwnService } from './helpers.ts';
 
-cheapArgon2();
 let svc: TestService;
 let admin: string;
 

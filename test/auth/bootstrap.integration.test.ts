@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { cheapArgon2, post, ownDatabase } from './helpers.ts';
+import { post, ownDatabase } from './helpers.ts';
 
-cheapArgon2();
 let database: TestDatabase;
 
 beforeAll(async () => {

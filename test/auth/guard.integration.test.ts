@@ -9,9 +9,8 @@ import {
   principalOf, requireAdmin, requireAdminOrManager, requireUser, resolveTenant,
 } from '../../runtime/auth/index.ts';
 import type { TestService } from '../helpers/service.ts';
-import { call, cheapArgon2, get, startOwnService } from './helpers.ts';
+import { call, get, startOwnService } from './helpers.ts';
 
-cheapArgon2();
 let svc: TestService;
 
 beforeAll(async () => {

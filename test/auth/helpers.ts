@@ -3,12 +3,6 @@ import bcrypt from 'bcryptjs';
 import { createTestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.ts';
 
-/** Cheap argon2 for tests: the defaults cost ~50 ms of CPU per hash on this machine. */
-export function cheapArgon2(): void {
-  process.env.SVC_ARGON2_MEMORY_KIB = '1024';
-  process.env.SVC_ARGON2_TIME_COST = '1';
-}
-
 export interface Reply {
   readonly status: number;
   readonly body: any;

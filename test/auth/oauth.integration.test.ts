@@ -6,10 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { cheapArgon2, get, post, ownDatabase } from './helpers.ts';
+import { get, post, ownDatabase } from './helpers.ts';
 import { Browser, CLIENT_ID, CLIENT_SECRET, startProvider, type TestProvider } from './oidc.ts';
 
-cheapArgon2();
 let database: TestDatabase;
 let idp: TestProvider;
 let a: TestService;

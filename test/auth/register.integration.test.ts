@@ -2,9 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { cheapArgon2, get, post, ownDatabase } from './helpers.ts';
+import { get, post, ownDatabase } from './helpers.ts';
 
-cheapArgon2();
 let database: TestDatabase;
 let perUser: TestService;
 let fixed: TestService;

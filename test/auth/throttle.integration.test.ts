@@ -6,9 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { FREE_ATTEMPTS } from '../../runtime/auth/throttle.ts';
-import { cheapArgon2, createAndLogin, ownDatabase, post } from './helpers.ts';
+import { createAndLogin, ownDatabase, post } from './helpers.ts';
 
-cheapArgon2();
 let database: TestDatabase;
 let a: TestService;
 let b: TestService;

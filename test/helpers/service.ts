@@ -96,6 +96,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     JWT_SECRET: TEST_JWT_SECRET,
     SVC_LOG_LEVEL: 'warn',
     SVC_DB_POOL_SIZE: '10',
+    // argon2id at the OWASP cost takes ~50 ms of CPU a hash: too slow for a suite on 2 cores.
+    SVC_ARGON2_MEMORY_KIB: '1024',
+    SVC_ARGON2_TIME_COST: '1',
     ...options.env,
   };
   const log = options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });

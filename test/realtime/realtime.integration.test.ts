@@ -245,6 +245,21 @@ describe('realtime: presence', () => {
   });
 });
 
+describe('realtime: session lifetime', () => {
+  it('closes (4001) the connections of a session that logs out, and only those', async () => {
+    const token = await service.token({ userId: 'leaving-user', role: 'Viewer' });
+    const other = await connect('leaving-user');
+    const leaving = await RtClient.connect(service.url, token);
+    clients.push(leaving);
+    await leaving.subscribe('room:logout');
+    const res = await fetch(`${service.url}/auth/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBeLessThan(300);
+    expect(await leaving.waitClosed()).toEqual({ code: 4001, reason: 'session revoked' });
+    other.send({ op: 'ping' });
+    expect(await other.next()).toEqual({ op: 'pong' });
+  });
+});
+
 describe('realtime: never event-sourced', () => {
   it('writes nothing to the event log', async () => {
     const a = await connect('log-a');
