@@ -72,6 +72,8 @@ export async function startGraphile(url: string): Promise<Baseline> {
       await runner.stop();
       return ms;
     },
-    close: () => utils.release(),
+    close: async () => {
+      await utils.release();
+    },
   };
 }

@@ -28,6 +28,14 @@ const SEED = (table: string) => `insert into ${table} ("id", "name", "price")
 
 async function main() {
   const database = await createTestDatabase('svc_bench');
+  try {
+    await measure(database);
+  } finally {
+    await database.drop();
+  }
+}
+
+async function measure(database: Awaited<ReturnType<typeof createTestDatabase>>) {
   const svc = await startTestService({
     fixture: resolve(import.meta.dirname, 'schema.ts'),
     database,
@@ -72,7 +80,6 @@ async function main() {
     await pgl.stop();
     await floor.stop();
     await svc.close();
-    await database.drop();
   }
 }
 

@@ -75,6 +75,17 @@ export interface Config {
   readonly jobs: { readonly reclaimIntervalSecs: number };
   readonly publicRead: PublicReadConfig;
   readonly history: { readonly policy: HistoryPolicy; readonly retainDays: number };
+  readonly realtime: {
+    /** Largest client frame handled; above it an `frame_too_large` error frame. */
+    readonly maxFrameBytes: number;
+    /** Send buffer of one connection; a consumer above it is closed with 4008. */
+    readonly maxBufferedBytes: number;
+    /** Interval of server pings; a connection that missed the previous pong is dropped. */
+    readonly pingMs: number;
+    /** Interval of the instance heartbeat; an instance silent for 3 of them is dead. */
+    readonly heartbeatMs: number;
+    readonly maxChannelsPerConnection: number;
+  };
   readonly mediaDir: string;
 }
 
@@ -135,6 +146,13 @@ export function loadConfig(env: Env = process.env): Config {
       retainDays: r.number('SVC_HISTORY_RETAIN_DAYS', 30, 0, 36_500),
     },
     mediaDir: r.string('SVC_MEDIA_DIR') ?? '.svc/media',
+    realtime: {
+      maxFrameBytes: r.int('SVC_REALTIME_MAX_FRAME_BYTES', 64 * 1024, 256, 16 * 1024 * 1024),
+      maxBufferedBytes: r.int('SVC_REALTIME_MAX_BUFFERED_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      pingMs: r.int('SVC_REALTIME_PING_MS', 30_000, 50, 3_600_000),
+      heartbeatMs: r.int('SVC_REALTIME_HEARTBEAT_MS', 5_000, 50, 600_000),
+      maxChannelsPerConnection: r.int('SVC_REALTIME_MAX_CHANNELS', 100, 1, 100_000),
+    },
   };
 }
 

@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { ulid } from 'ulid';
 import type { Capability, ServiceContext } from '../service/types.ts';
-import { readRealtimeConfig, type RealtimeConfig } from './config.ts';
+import type { RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
 import { watchRevocations } from './revocation.ts';
 import { createRealtimeServer, REALTIME_PATH, type RealtimeServer } from './server.ts';
@@ -14,7 +14,7 @@ import { RealtimeTier } from './tier.ts';
 import { createPgTransport } from './transport.ts';
 
 export type { RealtimeBus, ChannelGuard } from './types.ts';
-export { readRealtimeConfig, type RealtimeConfig } from './config.ts';
+export type { RealtimeConfig } from './config.ts';
 export { REALTIME_PATH } from './server.ts';
 
 /** An instance silent for this many heartbeats is dead. */
@@ -24,8 +24,7 @@ export const realtime: Capability = {
   name: 'realtime',
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
-    // SVC_REALTIME_* are read here, not in config/index.ts (see docs/realtime.md).
-    const config = readRealtimeConfig(process.env);
+    const config = ctx.config.realtime;
     const instanceId = ulid();
     const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE);
     const tier = new RealtimeTier(instanceId, createPgTransport(ctx.db, ctx.notifier, ctx.log), presence, ctx.log);
@@ -41,6 +40,7 @@ export const realtime: Capability = {
       async stop() {
         timers.forEach(clearInterval);
         await unwatch();
+        tier.quiesce();
         await server.closeAll();
         await tier.stop();
       },

@@ -100,6 +100,11 @@ export class RealtimeTier implements RealtimeBus {
     await this.transport.sweep();
   }
 
+  /** Before closing the connections at shutdown: their leaves are then done in bulk by stop(). */
+  quiesce(): void {
+    this.stopping = true;
+  }
+
   /** After every connection is closed: leave the shared presence, announcing who is gone. */
   async stop(): Promise<void> {
     this.stopping = true;

@@ -3,7 +3,7 @@
  * is closed (4008) when over it. Keepalive pings drop peers that stopped
  * answering.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import { startRealtimeService } from './service.ts';
 import { RtClient } from './client.ts';
@@ -20,10 +20,8 @@ async function connect(on: TestService, userId: string) {
 }
 
 beforeAll(async () => {
-  vi.stubEnv('SVC_REALTIME_MAX_BUFFERED_BYTES', String(64 * 1024));
-  service = await startRealtimeService();
-  vi.stubEnv('SVC_REALTIME_PING_MS', '150');
-  pinging = await startRealtimeService({ database: service.database });
+  service = await startRealtimeService({ env: { SVC_REALTIME_MAX_BUFFERED_BYTES: String(64 * 1024) } });
+  pinging = await startRealtimeService({ database: service.database, env: { SVC_REALTIME_PING_MS: '150' } });
 });
 
 afterAll(async () => {
@@ -31,7 +29,6 @@ afterAll(async () => {
   await pinging?.close();
   await service?.close();
   await service?.drop();
-  vi.unstubAllEnvs();
 });
 
 describe('realtime: slow consumers', () => {

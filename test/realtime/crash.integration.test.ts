@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, TEST_JWT_SECRET } from '../helpers/service.ts';
 import { startRealtimeService } from './service.ts';
 import { RtClient } from './client.ts';
@@ -33,8 +33,7 @@ function startChild(dir: string, databaseUrl: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  vi.stubEnv('SVC_REALTIME_HEARTBEAT_MS', HEARTBEAT_MS);
-  survivor = await startRealtimeService();
+  survivor = await startRealtimeService({ env: { SVC_REALTIME_HEARTBEAT_MS: HEARTBEAT_MS } });
 });
 
 afterAll(async () => {
@@ -42,7 +41,6 @@ afterAll(async () => {
   for (const c of clients) c.close();
   await survivor?.close();
   await survivor?.drop();
-  vi.unstubAllEnvs();
 });
 
 describe('realtime: an instance in another process', () => {

@@ -4,7 +4,7 @@
  * reaches the event log.
  */
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { TestService } from '../helpers/service.ts';
 import { startRealtimeService } from './service.ts';
@@ -41,8 +41,7 @@ function upgradeStatus(url: string, headers: Record<string, string> = {}): Promi
 }
 
 beforeAll(async () => {
-  vi.stubEnv('SVC_REALTIME_MAX_FRAME_BYTES', '4096');
-  service = await startRealtimeService();
+  service = await startRealtimeService({ env: { SVC_REALTIME_MAX_FRAME_BYTES: '4096' } });
   service.ctx.services.realtime.guardChannels('private:', async (principal, _tenant, channel) =>
     principal.role === 'Admin' || (channel === 'private:p1' && principal.userId === 'owner'));
 });
@@ -51,7 +50,6 @@ afterAll(async () => {
   for (const c of clients) c.close();
   await service?.close();
   await service?.drop();
-  vi.unstubAllEnvs();
 });
 
 describe('realtime: admission', () => {
