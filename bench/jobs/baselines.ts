@@ -41,7 +41,11 @@ export async function startPgBoss(url: string): Promise<Baseline> {
       await waitUntil(() => done >= count, 110_000);
       return performance.now() - started;
     },
-    close: () => boss.stop({ graceful: false, close: true }),
+    // stop() returns before the pool is closed; dropping the database earlier would kill live connections.
+    close: () => new Promise<void>((resolve) => {
+      boss.once('stopped', () => resolve());
+      void boss.stop({ graceful: false, close: true });
+    }),
   };
 }
 

@@ -77,14 +77,18 @@ export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOpti
         await announce(t, [{ ...event, eventId }]);
         return { eventId, version: 0 };
       }
+      // One round trip: the insert and its change notice (delivered on commit).
       const row = await t.one<{ version: number }>(
-        `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-         select $1, $2, $3, coalesce(max(version), 0) + 1, $4, $5, $6, $7
-           from svc_events where stream_type = $2 and stream_id = $3
-         returning version`,
-        [eventId, event.streamType, event.streamId, event.eventType, toJson(event.data), event.actorId, event.tenantId],
+        `with appended as (
+           insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+           select $1, $2, $3, coalesce(max(version), 0) + 1, $4, $5, $6, $7
+             from svc_events where stream_type = $2 and stream_id = $3
+           returning version
+         )
+         select version, pg_notify($8, $9) from appended`,
+        [eventId, event.streamType, event.streamId, event.eventType, toJson(event.data), event.actorId, event.tenantId,
+          CHANGES_CHANNEL, notice({ ...event, eventId })],
       );
-      await announce(t, [{ ...event, eventId }]);
       return { eventId, version: row.version };
     },
     async appendMany(t, all) {
@@ -136,10 +140,12 @@ export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOpti
 
 async function announce(t: Tx, events: ReadonlyArray<NewEvent & { eventId: string }>): Promise<void> {
   if (events.length === 0) return;
-  const payloads = events.map((event) =>
-    JSON.stringify([event.eventType, event.streamType, event.eventId, event.streamId, event.tenantId]),
-  );
+  const payloads = events.map(notice);
   await t.any('select pg_notify($1, p) from unnest($2::text[]) as p', [CHANGES_CHANNEL, payloads]);
+}
+
+function notice(event: NewEvent & { eventId: string }): string {
+  return JSON.stringify([event.eventType, event.streamType, event.eventId, event.streamId, event.tenantId]);
 }
 
 function parseNotice(payload: string): ChangeNotice | null {
