@@ -4,10 +4,9 @@
  * identifiers at 63 bytes, so longer names get a short stable hash suffix
  * instead of colliding silently.
  */
-import { createHash } from 'node:crypto';
+import { pgIdentifier } from '../../runtime/ir/identifiers.ts';
 
-export const PG_MAX_IDENTIFIER_BYTES = 63;
-const HASH_LENGTH = 8;
+export { PG_MAX_IDENTIFIER_BYTES, pgIdentifier, projectionTableName } from '../../runtime/ir/identifiers.ts';
 
 /** `DealStage` -> `deal_stage`, `lastContactAt` -> `last_contact_at`, `HTTPLog` -> `http_log`. */
 export function snakeCase(name: string): string {
@@ -17,24 +16,8 @@ export function snakeCase(name: string): string {
     .toLowerCase();
 }
 
-/** Fits a name into 63 bytes: `<prefix>_<hash8>` when longer. */
-export function pgIdentifier(name: string): string {
-  if (Buffer.byteLength(name) <= PG_MAX_IDENTIFIER_BYTES) return name;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, HASH_LENGTH);
-  let prefix = '';
-  for (const char of name) {
-    if (Buffer.byteLength(prefix + char) > PG_MAX_IDENTIFIER_BYTES - HASH_LENGTH - 1) break;
-    prefix += char;
-  }
-  return `${prefix}_${hash}`;
-}
-
 export function tableName(model: string): string {
   return pgIdentifier(snakeCase(model));
-}
-
-export function projectionTableName(table: string): string {
-  return pgIdentifier(`${table}_projection`);
 }
 
 /** Column of a declared field; belongsTo fields store the target id in `<field>_id`. */

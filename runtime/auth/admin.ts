@@ -3,7 +3,7 @@
  * POST /auth/users, GET /auth/users, PATCH /auth/users/{id}.
  */
 import type Router from '@koa/router';
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Config } from '../config/index.ts';
 import type { Db } from '../db/index.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
@@ -32,7 +32,7 @@ export function mountAdminRoutes(router: Router, options: AdminRouteOptions): vo
     const role = parseRole(body.role ?? 'Viewer');
     const tenantId = optionalString(body, 'tenantId') ?? optionalString(body, 'tenant_id');
     try {
-      const user = await insertUser(db, { id: ulid(), email, passwordHash: await hasher.hash(password), role, tenantId });
+      const user = await insertUser(db, { id: newId(), email, passwordHash: await hasher.hash(password), role, tenantId });
       ctx.status = 201;
       ctx.body = adminUser(user);
     } catch (error) {

@@ -6,7 +6,7 @@
  * boot. A new ADMIN_EMAIL seeds another admin. Instances booting together are
  * safe: the insert is `on conflict (email) do nothing`.
  */
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Config } from '../config/index.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -28,7 +28,7 @@ export async function bootstrapAdmin(db: Db, config: Config, hasher: PasswordHas
   const existing = await findUserByEmail(db, email);
   if (!existing) {
     const created = await insertUserIfAbsent(db, {
-      id: ulid(), email, passwordHash: await hasher.hash(adminPassword), role: 'Admin', tenantId: null,
+      id: newId(), email, passwordHash: await hasher.hash(adminPassword), role: 'Admin', tenantId: null,
     });
     if (created) {
       log.info({ email, userId: created.id }, 'admin user created from ADMIN_EMAIL');

@@ -2,7 +2,7 @@
  * The account operations behind the REST routes: log in, register, refresh,
  * log out, and issuing a token pair for a user (also used by OAuth).
  */
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Config } from '../config/index.ts';
 import type { Db } from '../db/index.ts';
 import { HttpError, conflict, forbidden, unauthorized } from '../http/errors.ts';
@@ -63,7 +63,7 @@ export class Accounts {
     const { auth } = this.deps.config;
     const email = normaliseEmail(body.email);
     const password = checkNewPassword(body.password, { minLength: auth.passwordMinLength, requireComplexity: auth.passwordRequireComplexity });
-    const id = ulid();
+    const id = newId();
     const tenant = auth.selfRegistrationTenant;
     const tenantId = tenant.mode === 'none' ? null : tenant.mode === 'per-user' ? id : tenant.tenantId;
     const passwordHash = await this.deps.hasher.hash(password);

@@ -11,7 +11,7 @@
  * their refreshes.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Tx } from '../db/index.ts';
 import type { Role } from '../ir/types.ts';
 
@@ -44,7 +44,7 @@ async function insertRefreshToken(t: Tx, sessionId: string, ttlSecs: number): Pr
 export async function createSession(
   t: Tx, user: { id: string; role: Role; tenant_id: string | null }, ttlSecs: number,
 ): Promise<IssuedSession> {
-  const sessionId = ulid();
+  const sessionId = newId();
   await t.none(
     `insert into svc_sessions (id, user_id, role, tenant_id, expires_at)
      values ($1, $2, $3, $4, now() + $5 * interval '1 second')`,

@@ -36,7 +36,8 @@ export interface DatabaseOptions {
 }
 
 function createPgp(): IMain {
-  const pgp = pgPromise({ capSQL: true });
+  // noWarnings: tests run several instances on one URL in one process, on purpose.
+  const pgp = pgPromise({ capSQL: true, noWarnings: true });
   // timestamptz / timestamp / date as ISO strings, never JS Dates: JSON-safe and lossless.
   for (const oid of [1082, 1114, 1184]) pgp.pg.types.setTypeParser(oid, (value: string) => value);
   pgp.pg.types.setTypeParser(20, (value: string) => Number(value)); // int8 (count(*), bigserial)

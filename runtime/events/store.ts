@@ -7,7 +7,7 @@
  * one stream are serialised and `max(version) + 1` never repeats; the unique
  * constraint is the backstop.
  */
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Db, Notifier, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
 
@@ -71,7 +71,7 @@ export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOpti
     policy,
     keeps,
     async append(t, event) {
-      const eventId = ulid();
+      const eventId = newId();
       if (!keeps(event.streamType)) {
         await markGaps(t, [event.streamType], 'policy off');
         await announce(t, [{ ...event, eventId }]);
@@ -95,11 +95,11 @@ export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOpti
       const dropped = all.filter((event) => !keeps(event.streamType));
       if (dropped.length > 0) {
         await markGaps(t, dropped.map((event) => event.streamType), 'policy off');
-        await announce(t, dropped.map((event) => ({ ...event, eventId: ulid() })));
+        await announce(t, dropped.map((event) => ({ ...event, eventId: newId() })));
       }
       const events = dropped.length > 0 ? all.filter((event) => keeps(event.streamType)) : all;
       for (let start = 0; start < events.length; start += MAX_ROWS_PER_INSERT) {
-        const chunk = events.slice(start, start + MAX_ROWS_PER_INSERT).map((event) => ({ ...event, eventId: ulid() }));
+        const chunk = events.slice(start, start + MAX_ROWS_PER_INSERT).map((event) => ({ ...event, eventId: newId() }));
         const values: unknown[] = [];
         const tuples = chunk.map((event, i) => {
           values.push(event.eventId, event.streamType, event.streamId, event.eventType, toJson(event.data),

@@ -8,7 +8,6 @@ import { Executor } from './execute.ts';
 import { createChangeFeed } from './feed.ts';
 import { graphqlHandler } from './http.ts';
 import { mountIde } from './ide.ts';
-import type { JobQueueLike } from './jobs.ts';
 import { createSchema } from './schema.ts';
 import { mountSubscriptions } from './ws.ts';
 
@@ -19,7 +18,7 @@ export const graphql: Capability = {
     const schema = createSchema({
       records: ctx.services.records,
       feed,
-      jobs: () => (ctx.services as unknown as { jobs?: JobQueueLike }).jobs,
+      jobs: () => ctx.services.jobs,
     });
     const executor = new Executor(schema);
     // The authenticator is read per request: the auth capability may replace it.

@@ -9,7 +9,8 @@ import {
 import type { Caller, RecordService } from '../records/index.ts';
 import { TYPE_DEFS } from './sdl.ts';
 import type { ChangeFeed } from './feed.ts';
-import { enqueueJob, type JobQueueLike } from './jobs.ts';
+import { enqueueJob } from './jobs.ts';
+import type { JobQueue } from '../jobs/index.ts';
 
 export interface GraphQLContext {
   readonly caller: Caller;
@@ -19,7 +20,7 @@ export interface SchemaServices {
   readonly records: RecordService;
   readonly feed: ChangeFeed;
   /** `ctx.services.jobs`, looked up per call: the jobs capability may provide it later. */
-  jobs(): JobQueueLike | undefined;
+  jobs(): JobQueue | undefined;
 }
 
 export const JSONScalar = new GraphQLScalarType({

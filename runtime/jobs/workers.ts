@@ -5,7 +5,7 @@
  * request on every instance (no cache to go stale).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Db } from '../db/index.ts';
 import { badRequest } from '../http/errors.ts';
 import { requireName } from './input.ts';
@@ -46,7 +46,7 @@ export async function mintToken(
 ): Promise<{ id: string; token: string; queues: string[] }> {
   const name = requireName(input.name, 'name');
   const queues = requireQueues(input.queues);
-  const id = ulid();
+  const id = newId();
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   await db.none(
     `insert into svc_worker_tokens (id, name, queues, token_hash, tenant_id, created_by) values ($1, $2, $3, $4, $5, $6)`,

@@ -4,7 +4,7 @@
  * log. Provides `ctx.services.realtime` (RealtimeBus) to later capabilities.
  */
 import { fileURLToPath } from 'node:url';
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { Capability, ServiceContext } from '../service/types.ts';
 import type { RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
@@ -25,7 +25,7 @@ export const realtime: Capability = {
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const config = ctx.config.realtime;
-    const instanceId = ulid();
+    const instanceId = newId();
     const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE);
     const tier = new RealtimeTier(instanceId, createPgTransport(ctx.db, ctx.notifier, ctx.log), presence, ctx.log);
     await tier.start();

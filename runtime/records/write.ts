@@ -4,7 +4,7 @@
  * hooks inside it. The row lock taken by the write serialises the events of
  * one record, so no event is lost and no version repeats.
  */
-import { ulid } from 'ulid';
+import { newId } from '../ids.ts';
 import type { HookContext, ModelHooks } from '../service/types.ts';
 import { tenantSql, type Caller } from './access.ts';
 import type { RecordsDeps, Runner } from './deps.ts';
@@ -63,7 +63,7 @@ export async function createRecord(deps: RecordsDeps, caller: Caller, model: unk
   const info = deps.model(model, 'create', caller);
   let valid = deps.validator.data(info, data, 'create');
   const hooks = hooksOf(deps, info);
-  const id = ulid();
+  const id = newId();
   return inTransaction(deps, info, async (t) => {
     const hookCtx = hookContext(info, caller, t);
     if (hooks.beforeCreate) {

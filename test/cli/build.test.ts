@@ -12,7 +12,7 @@ function expectedLine(file: string): number {
   return lines.findIndex((line) => line.includes('// expect:')) + 1;
 }
 
-describe('svc-gen build (command line)', () => {
+describe('svc-gen build (command line)', { timeout: 60_000 }, () => {
   it.each(['unknown-tag', 'unsupported-type', 'relation-target-missing', 'unknown-role', 'duplicate-model', 'missing-inverse'])(
     'exits 1 with one line naming file:line for %s',
     async (name) => {

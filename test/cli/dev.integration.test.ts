@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/service.ts';
-import { freePort, spawnCli, waitFor } from '../helpers/cli.ts';
+import { freePort, spawnCli, waitForServer } from '../helpers/cli.ts';
 
 async function modelNames(base: string): Promise<string[]> {
   const meta = (await (await fetch(`${base}/meta/schema`)).json()) as any;
@@ -32,7 +32,7 @@ it('runs the CRM demo on embedded Postgres and follows schema edits', { timeout:
   const base = `http://127.0.0.1:${port}`;
   const dev = spawnCli(['dev', '--schema', schema], { cwd: work, env: { PORT: String(port) } });
   try {
-    await waitFor(`${base}/ready`, 60_000);
+    await waitForServer(dev, `${base}/ready`, 60_000);
     expect(existsSync(join(work, '.svc', 'pgdata'))).toBe(true);
     expect(await modelNames(base)).not.toContain('Tag');
 

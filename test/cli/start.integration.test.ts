@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture, TEST_JWT_SECRET } from '../helpers/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { freePort, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
+import { freePort, runCli, spawnCli, waitForServer } from '../helpers/cli.ts';
 
 /** A private copy of the built fixture: these tests edit migrations. */
 async function projectCopy(): Promise<string> {
@@ -25,7 +25,7 @@ async function appliedMigrations(url: string): Promise<string[]> {
   }
 }
 
-describe('svc-gen start', () => {
+describe('svc-gen start', { timeout: 90_000 }, () => {
   let database: TestDatabase;
   let dir: string;
 
@@ -40,7 +40,7 @@ describe('svc-gen start', () => {
     const server = spawnCli(['start', dir], { env: { DATABASE_URL: database.url, PORT: String(port), JWT_SECRET: TEST_JWT_SECRET } });
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitFor(`${base}/health`);
+      await waitForServer(server, `${base}/health`);
       const ready = await fetch(`${base}/ready`);
       expect(ready.status).toBe(200);
       const meta = (await (await fetch(`${base}/meta/schema`)).json()) as any;
@@ -66,7 +66,7 @@ describe('svc-gen start', () => {
     const pendingFile = join(dir, 'migrations', '9999_pending.sql');
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitFor(`${base}/ready`);
+      await waitForServer(server, `${base}/ready`);
       writeFileSync(pendingFile, 'select 1;\n');
       const ready = await fetch(`${base}/ready`);
       expect(ready.status).toBe(503);
@@ -86,7 +86,7 @@ describe('svc-gen start', () => {
       env: { DATABASE_URL: database.url, PORT: String(port), JWT_SECRET: TEST_JWT_SECRET, SVC_ENV: 'production' },
     });
     try {
-      await waitFor(`http://127.0.0.1:${port}/health`);
+      await waitForServer(server, `http://127.0.0.1:${port}/health`);
       expect((await fetch(`http://127.0.0.1:${port}/schema.ts`)).status).toBe(404);
     } finally {
       server.child.kill('SIGTERM');
@@ -95,7 +95,7 @@ describe('svc-gen start', () => {
   });
 });
 
-describe('configuration at start', () => {
+describe('configuration at start', { timeout: 90_000 }, () => {
   it('refuses to start in production without JWT_SECRET, naming it', async () => {
     const dir = await buildFixture('small');
     const result = await runCli(['start', dir], { env: { SVC_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' } });
@@ -124,7 +124,7 @@ describe('configuration at start', () => {
     const port = await freePort();
     const server = spawnCli(['start', await projectCopy()], { env: { DATABASE_URL: database.url, PORT: String(port) } });
     try {
-      await waitFor(`http://127.0.0.1:${port}/health`);
+      await waitForServer(server, `http://127.0.0.1:${port}/health`);
       expect(server.output()).toContain('JWT_SECRET is not set');
     } finally {
       server.child.kill('SIGTERM');
@@ -134,7 +134,7 @@ describe('configuration at start', () => {
   });
 });
 
-describe('svc-gen migrate', () => {
+describe('svc-gen migrate', { timeout: 90_000 }, () => {
   it('applies pending migrations once and refuses an edited applied file', async () => {
     const database = await createTestDatabase();
     try {
@@ -177,7 +177,7 @@ describe('svc-gen migrate', () => {
   });
 });
 
-describe('two instances starting together', () => {
+describe('two instances starting together', { timeout: 90_000 }, () => {
   it('both come up with one set of migrations applied', async () => {
     const database = await createTestDatabase();
     const dir = await projectCopy();
@@ -185,7 +185,7 @@ describe('two instances starting together', () => {
     const servers = ports.map((port) =>
       spawnCli(['start', dir], { env: { DATABASE_URL: database.url, PORT: String(port), JWT_SECRET: TEST_JWT_SECRET } }));
     try {
-      for (const port of ports) expect((await waitFor(`http://127.0.0.1:${port}/ready`)).status).toBe(200);
+      for (const port of ports) expect((await waitForServer(servers[ports.indexOf(port)], `http://127.0.0.1:${port}/ready`)).status).toBe(200);
       const applied = await appliedMigrations(database.url);
       expect(new Set(applied).size).toBe(applied.length);
       const schemaFiles = readdirSync(join(dir, 'migrations')).filter((f) => f.endsWith('.sql'));

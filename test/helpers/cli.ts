@@ -77,3 +77,12 @@ export async function waitFor(url: string, timeoutMs = 30_000, status = 200): Pr
   }
   throw new Error(`timed out waiting for ${url}: ${String(last)}`);
 }
+
+/** Waits for a spawned server's `path`; on timeout the error carries the server's output. */
+export async function waitForServer(server: Spawned, url: string, timeoutMs = 45_000): Promise<Response> {
+  try {
+    return await waitFor(url, timeoutMs);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n--- server output ---\n${server.output()}`);
+  }
+}

@@ -5,7 +5,7 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { ulid } from 'ulid';
+import { newId } from '../../ids.ts';
 import type { OAuthProviderConfig } from '../../config/index.ts';
 import type { Db } from '../../db/index.ts';
 import { badRequest, forbidden, notFound } from '../../http/errors.ts';
@@ -77,6 +77,6 @@ async function findOrCreate(db: Db, rawEmail: string): Promise<UserRow> {
   const email = normaliseEmail(rawEmail);
   const existing = await findUserByEmail(db, email);
   if (existing) return existing;
-  const created = await insertUserIfAbsent(db, { id: ulid(), email, passwordHash: null, role: 'Viewer', tenantId: null });
+  const created = await insertUserIfAbsent(db, { id: newId(), email, passwordHash: null, role: 'Viewer', tenantId: null });
   return created ?? ((await findUserByEmail(db, email)) as UserRow);
 }

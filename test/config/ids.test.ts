@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { decodeTime } from 'ulid';
+import { newId } from '../../runtime/ids.ts';
+
+describe('newId', () => {
+  it('is a ULID: 26 Crockford base32 characters carrying the time', () => {
+    const now = Date.UTC(2026, 10, 21, 12, 0, 0, 123);
+    const id = newId(now);
+    expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(decodeTime(id)).toBe(now);
+  });
+
+  it('sorts by creation time and does not repeat', () => {
+    const ids = Array.from({ length: 20_000 }, (_, i) => newId(1_700_000_000_000 + Math.floor(i / 10)));
+    expect(new Set(ids).size).toBe(ids.length);
+    const times = ids.map(decodeTime);
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+  });
+});
