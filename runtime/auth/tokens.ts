@@ -2,6 +2,7 @@
  * Access tokens: HS256 JWTs signed with JWT_SECRET. The algorithm is pinned:
  * `alg: none` or any other algorithm or key is refused.
  */
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { ROLES, type Role } from '../ir/types.ts';
 
@@ -20,11 +21,16 @@ export class InvalidTokenError extends Error {}
 const ALG = 'HS256';
 const ISSUER = 'svc-gen';
 
+/** Verified tokens remembered: a signature stays valid, so only expiry needs re-checking. */
+const VERIFIED_CACHE_MAX = 10_000;
+
 export class TokenSigner {
-  private readonly key: Uint8Array;
+  /** A KeyObject, imported once: a raw secret makes jose import the key on every call. */
+  private readonly key: KeyObject;
+  private readonly verified = new Map<string, { principal: Principal; exp: number }>();
 
   constructor(secret: string, private readonly ttlSecs: number) {
-    this.key = new TextEncoder().encode(secret);
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
   async sign(principal: Principal): Promise<string> {
@@ -41,17 +47,27 @@ export class TokenSigner {
   }
 
   async verify(token: string): Promise<Principal> {
+    const known = this.verified.get(token);
+    if (known && known.exp > Date.now() / 1000) return known.principal;
+    const { principal, exp } = await this.verifySignature(token);
+    if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
+    this.verified.set(token, { principal, exp });
+    return principal;
+  }
+
+  private async verifySignature(token: string): Promise<{ principal: Principal; exp: number }> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: [ALG], issuer: ISSUER });
       const role = ROLES.find((known) => known === payload.role);
-      if (!payload.sub || !role) throw new InvalidTokenError('token lacks subject or role');
-      return {
+      if (!payload.sub || !role || typeof payload.exp !== 'number') throw new InvalidTokenError('token lacks subject, role or expiry');
+      const principal: Principal = {
         userId: payload.sub,
         role,
         tenantId: typeof payload.tid === 'string' ? payload.tid : null,
         sessionId: typeof payload.sid === 'string' ? payload.sid : null,
         email: typeof payload.email === 'string' ? payload.email : null,
       };
+      return { principal, exp: payload.exp };
     } catch (error) {
       if (error instanceof InvalidTokenError) throw error;
       throw new InvalidTokenError('invalid or expired token');

@@ -1,6 +1,6 @@
 export {
-  createEventStore, CHANGES_CHANNEL,
-  type EventStore, type NewEvent, type StoredEvent, type ChangeNotice, type ChangeListener,
+  createEventStore, CHANGES_CHANNEL, NOTIFY_COLUMN,
+  type EventStore, type NewEvent, type StoredEvent, type ChangeNotice, type ChangeListener, type SqlQuery, type CreatedEvent,
 } from './store.ts';
 export {
   coverageGaps, pruneHistory, HISTORY_LOCK_KEY, FULL_HISTORY,

@@ -58,10 +58,28 @@ export interface EventStore {
   append(t: Tx, event: NewEvent): Promise<{ eventId: string; version: number }>;
   /** Appends many events of distinct streams in `t` (chunked), announcing each on commit. */
   appendMany(t: Tx, events: readonly NewEvent[]): Promise<void>;
+  /**
+   * Folds a new stream's first event into the statement that creates its row:
+   * `row` is an INSERT ... RETURNING; the result runs it, appends a version-1
+   * event whose data is the returned row, and announces it, as one statement
+   * (one round trip, atomic on its own). Null when the policy does not keep
+   * the stream: the caller then uses `append` in a transaction.
+   */
+  withCreatedEvent(row: SqlQuery, event: CreatedEvent): SqlQuery | null;
   history(streamType: string, streamId: string, tenantId?: string | null): Promise<StoredEvent[]>;
   /** Hears committed changes from every instance; returns the unsubscribe function. */
   onChange(listener: ChangeListener): Promise<() => Promise<void>>;
 }
+
+export interface SqlQuery {
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+export type CreatedEvent = Omit<NewEvent, 'data'>;
+
+/** Column the combined create statement adds to the row; callers drop it. */
+export const NOTIFY_COLUMN = '__svc_notified';
 
 const MAX_ROWS_PER_INSERT = 1000; // 10 params a row stays far below Postgres' 65,535
 
@@ -90,6 +108,22 @@ export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOpti
           CHANGES_CHANNEL, notice({ ...event, eventId })],
       );
       return { eventId, version: row.version };
+    },
+    withCreatedEvent(row, event) {
+      if (!keeps(event.streamType)) return null;
+      const eventId = newId();
+      const n = row.values.length;
+      const $ = (i: number) => `$${n + i}`;
+      return {
+        text: `with created as (${row.text}),
+          appended as (
+            insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+            select ${$(1)}, ${$(2)}, ${$(3)}, 1, ${$(4)}, to_jsonb(created), ${$(5)}, ${$(6)} from created
+          )
+          select created.*, pg_notify(${$(7)}, ${$(8)}) as "${NOTIFY_COLUMN}" from created`,
+        values: [...row.values, eventId, event.streamType, event.streamId, event.eventType, event.actorId, event.tenantId,
+          CHANGES_CHANNEL, notice({ ...event, eventId })],
+      };
     },
     async appendMany(t, all) {
       const dropped = all.filter((event) => !keeps(event.streamType));
@@ -144,7 +178,7 @@ async function announce(t: Tx, events: ReadonlyArray<NewEvent & { eventId: strin
   await t.any('select pg_notify($1, p) from unnest($2::text[]) as p', [CHANGES_CHANNEL, payloads]);
 }
 
-function notice(event: NewEvent & { eventId: string }): string {
+function notice(event: CreatedEvent & { eventId: string }): string {
   return JSON.stringify([event.eventType, event.streamType, event.eventId, event.streamId, event.tenantId]);
 }
 

@@ -15,6 +15,7 @@ import { Params, toDbValue } from './sql.ts';
 import type { ValidData } from './validate.ts';
 import { compileWhere } from './where.ts';
 import type { Tx } from '../db/index.ts';
+import { NOTIFY_COLUMN } from '../events/index.ts';
 
 export const actorOf = (caller: Caller) => caller.principal?.userId ?? null;
 
@@ -36,16 +37,29 @@ export async function inTransaction<T>(deps: RecordsDeps, info: ModelInfo, work:
   }
 }
 
+type FieldInfo = NonNullable<ValidData['columns'][number]['field']>;
+
+/** The belongsTo fields set (non-null) in `valid`, with their values. */
+function references(valid: ValidData): Array<{ field: FieldInfo; value: unknown }> {
+  return valid.columns.flatMap((c, i) =>
+    c.field?.type.kind === 'belongsTo' && valid.values[i] !== null ? [{ field: c.field, value: valid.values[i] }] : []);
+}
+
+/** SQL true when `value` is a live record of the field's target model in the caller's tenant. */
+function referenceSql(deps: RecordsDeps, field: FieldInfo, value: unknown, caller: Caller, p: Params): string {
+  const target = deps.models.get((field.type as { model: string }).model)!;
+  return `exists (select 1 from ${target.table} t where t."id" = ${p.add(value, 'text')} and t."deleted_at" is null and ${tenantSql(caller, p)})`;
+}
+
 /** A belongsTo must point at a live record of the same tenant: no cross-tenant links. */
-async function checkReferences(deps: RecordsDeps, t: Runner, info: ModelInfo, valid: ValidData, caller: Caller) {
-  for (let i = 0; i < valid.columns.length; i++) {
-    const field = valid.columns[i].field;
-    if (field?.type.kind !== 'belongsTo' || valid.values[i] === null) continue;
-    const target = deps.models.get(field.type.model)!;
+async function checkReferences(deps: RecordsDeps, t: Runner, valid: ValidData, caller: Caller) {
+  for (const { field, value } of references(valid)) {
     const p = new Params();
-    const text = `select 1 from ${target.table} t where t."id" = ${p.add(valid.values[i], 'text')} and t."deleted_at" is null and ${tenantSql(caller, p)}`;
-    const found = await deps.rows(t, { text, values: p.values });
-    if (found.length === 0) throw invalid(field.inputName, `${field.inputName} does not refer to a ${target.name}`);
+    const found = await deps.rows<{ ok: boolean }>(t, { text: `select ${referenceSql(deps, field, value, caller, p)} as ok`, values: p.values });
+    if (!found[0].ok) {
+      const target = (field.type as { model: string }).model;
+      throw invalid(field.inputName, `${field.inputName} does not refer to a ${target}`);
+    }
   }
 }
 
@@ -64,18 +78,53 @@ export async function createRecord(deps: RecordsDeps, caller: Caller, model: unk
   let valid = deps.validator.data(info, data, 'create');
   const hooks = hooksOf(deps, info);
   const id = newId();
+  if (!hooks.beforeCreate && !hooks.afterCreate) {
+    const row = await createInOneStatement(deps, info, id, caller, valid);
+    if (row) return row;
+  }
   return inTransaction(deps, info, async (t) => {
     const hookCtx = hookContext(info, caller, t);
     if (hooks.beforeCreate) {
       const changed = await hooks.beforeCreate({ ...valid.data }, hookCtx);
       if (changed) valid = deps.validator.data(info, changed, 'create');
     }
-    await checkReferences(deps, t, info, valid, caller);
+    await checkReferences(deps, t, valid, caller);
     const row = await insertRow(deps, t, info, id, caller, valid);
     await deps.events.append(t, { streamType: info.name, streamId: id, eventType: 'Created', data: row, actorId: actorOf(caller), tenantId: caller.tenantId });
     if (hooks.afterCreate) await hooks.afterCreate(row, hookCtx);
     return row;
   });
+}
+
+/**
+ * Create without hooks: row, reference checks, event and change notice in one
+ * autocommit statement, one round trip. Null when the history policy does not
+ * keep the model's events (the transactional path then records the gap).
+ */
+async function createInOneStatement(deps: RecordsDeps, info: ModelInfo, id: string, caller: Caller, valid: ValidData): Promise<Row | null> {
+  const p = new Params();
+  const columns = ['"id"', '"tenant_id"', ...valid.columns.map((c) => c.quoted)];
+  const values = [p.add(id, 'text'), p.add(caller.tenantId, 'text'),
+    ...valid.columns.map((c, i) => p.add(toDbValue(valid.values[i], c.sqlType), c.sqlType))];
+  const refs = references(valid).map(({ field, value }) => referenceSql(deps, field, value, caller, p));
+  const source = refs.length > 0 ? `select ${values.join(', ')} where ${refs.join(' and ')}` : `values (${values.join(', ')})`;
+  const row = { text: `insert into ${info.table} as t (${columns.join(', ')}) ${source} returning ${info.selectList}`, values: p.values };
+  const query = deps.events.withCreatedEvent(row, {
+    streamType: info.name, streamId: id, eventType: 'Created', actorId: actorOf(caller), tenantId: caller.tenantId,
+  });
+  if (!query) return null;
+  let rows: Row[];
+  try {
+    rows = await deps.rows<Row>(deps.db, query);
+  } catch (error) {
+    throw fromDatabaseError(error, info.fieldOfColumn) ?? error;
+  }
+  if (rows.length === 0) {
+    await checkReferences(deps, deps.db, valid, caller); // names the field that failed
+    throw invalid('data', 'a referenced record does not exist');
+  }
+  const { [NOTIFY_COLUMN]: _notified, ...created } = rows[0];
+  return created;
 }
 
 function setList(valid: ValidData, p: Params): string {
@@ -92,7 +141,7 @@ async function updateOne(deps: RecordsDeps, t: Tx, info: ModelInfo, caller: Call
     const changed = await hooks.beforeUpdate(id, { ...valid.data }, hookCtx);
     if (changed) valid = deps.validator.data(info, changed, 'update');
   }
-  await checkReferences(deps, t, info, valid, caller);
+  await checkReferences(deps, t, valid, caller);
   const p = new Params();
   const text = `update ${info.table} as t set ${setList(valid, p)}
     where t."id" = ${p.add(id, 'text')} and t."deleted_at" is null and ${tenantSql(caller, p)} returning ${info.selectList}`;
@@ -128,7 +177,7 @@ export async function updateMany(deps: RecordsDeps, caller: Caller, model: unkno
       changes = [];
       for (const { id } of ids) changes.push({ id, data: (await updateOne(deps, t, info, caller, id, patch)).data });
     } else {
-      await checkReferences(deps, t, info, patch, caller);
+      await checkReferences(deps, t, patch, caller);
       const text = `update ${info.table} as t set ${setList(patch, p)} where ${filter} returning t."id"`;
       changes = (await deps.rows<{ id: string }>(t, { text, values: p.values })).map(({ id }) => ({ id, data: patch.data }));
     }
