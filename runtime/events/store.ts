@@ -76,7 +76,8 @@ export interface SqlQuery {
   readonly values: unknown[];
 }
 
-export type CreatedEvent = Omit<NewEvent, 'data'>;
+/** A new stream's first event; without `data`, the data is the created row itself. */
+export type CreatedEvent = Omit<NewEvent, 'data'> & { readonly data?: unknown };
 
 /** Column the combined create statement adds to the row; callers drop it. */
 export const NOTIFY_COLUMN = '__svc_notified';
@@ -114,15 +115,16 @@ export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOpti
       const eventId = newId();
       const n = row.values.length;
       const $ = (i: number) => `$${n + i}`;
+      const data = event.data === undefined ? 'to_jsonb(created)' : `${$(9)}::jsonb`;
       return {
         text: `with created as (${row.text}),
           appended as (
             insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-            select ${$(1)}, ${$(2)}, ${$(3)}, 1, ${$(4)}, to_jsonb(created), ${$(5)}, ${$(6)} from created
+            select ${$(1)}, ${$(2)}, ${$(3)}, 1, ${$(4)}, ${data}, ${$(5)}, ${$(6)} from created
           )
           select created.*, pg_notify(${$(7)}, ${$(8)}) as "${NOTIFY_COLUMN}" from created`,
         values: [...row.values, eventId, event.streamType, event.streamId, event.eventType, event.actorId, event.tenantId,
-          CHANGES_CHANNEL, notice({ ...event, eventId })],
+          CHANGES_CHANNEL, notice({ ...event, eventId }), ...(event.data === undefined ? [] : [toJson(event.data)])],
       };
     },
     async appendMany(t, all) {

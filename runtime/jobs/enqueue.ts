@@ -1,6 +1,7 @@
 /**
  * Enqueue: one multi-row INSERT (idempotent through ON CONFLICT on the
- * idempotency index) plus the JobEnqueued events, in one transaction.
+ * idempotency index) plus the JobEnqueued events, in one transaction; a single
+ * job in one statement.
  *
  * Concurrent repeats of a key are safe: the second INSERT waits on the first's
  * unique-index entry, then skips; the follow-up SELECT (a new snapshot under
@@ -28,18 +29,44 @@ const EXISTING = `
    where coalesce(tenant_id, '') = coalesce($1, '') and (queue, idempotency_key) in (
      select * from unnest($2::text[], $3::text[]))`;
 
+const INSERT_ONE = `
+  insert into svc_jobs (id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by)
+  values ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9)
+  on conflict (coalesce(tenant_id, ''), queue, idempotency_key) where idempotency_key is not null do nothing
+  returning id`;
+
 export async function enqueueJobs(
   db: Db, events: EventStore, inputs: readonly EnqueueInput[], caller: Caller,
 ): Promise<Array<{ id: string }>> {
   const jobs = inputs.map(normalizeJob);
   if (jobs.length === 0) return [];
   const ids = jobs.map(() => jobId());
-  return db.tx('svc-jobs-enqueue', async (t) => {
-    const inserted = new Set((await insertRows(t, jobs, ids, caller)).map((row) => row.id));
-    await events.appendMany(t, enqueuedEvents(jobs, ids, inserted, caller));
-    if (inserted.size === jobs.length) return ids.map((id) => ({ id }));
-    return resolveRepeats(t, jobs, ids, inserted, caller);
-  });
+  if (jobs.length === 1) return [await enqueueOne(db, events, jobs[0], ids[0], caller)];
+  return db.tx('svc-jobs-enqueue', (t) => resolveInTx(t, events, jobs, ids, caller));
+}
+
+/**
+ * One job: row, JobEnqueued event and change notice in one autocommit
+ * statement (one round trip). A repeated idempotency key inserts nothing; the
+ * existing id is then read by a second statement, whose fresh snapshot sees a
+ * concurrent winner that committed while the first one waited on it.
+ */
+async function enqueueOne(db: Db, events: EventStore, job: NormalizedJob, id: string, caller: Caller): Promise<{ id: string }> {
+  const [event] = enqueuedEvents([job], [id], new Set([id]), caller);
+  const row = { text: INSERT_ONE, values: [id, job.queue, job.kind, JSON.stringify(job.payload), job.idempotencyKey,
+    job.maxAttempts, job.priority, caller.tenantId, caller.actorId] };
+  const query = events.withCreatedEvent(row, event);
+  if (!query) return (await db.tx((t) => resolveInTx(t, events, [job], [id], caller)))[0];
+  const inserted = await db.any<{ id: string }>(query);
+  if (inserted.length > 0) return { id };
+  return (await resolveRepeats(db, [job], [id], new Set(), caller))[0];
+}
+
+async function resolveInTx(t: Tx, events: EventStore, jobs: readonly NormalizedJob[], ids: string[], caller: Caller) {
+  const inserted = new Set((await insertRows(t, jobs, ids, caller)).map((row) => row.id));
+  await events.appendMany(t, enqueuedEvents(jobs, ids, inserted, caller));
+  if (inserted.size === jobs.length) return ids.map((id) => ({ id }));
+  return resolveRepeats(t, jobs, ids, inserted, caller);
 }
 
 function insertRows(t: Tx, jobs: readonly NormalizedJob[], ids: string[], caller: Caller) {
@@ -68,7 +95,7 @@ function enqueuedEvents(
 
 /** Replaces the ids of skipped rows (repeated keys) with the existing jobs' ids. */
 async function resolveRepeats(
-  t: Tx, jobs: readonly NormalizedJob[], ids: string[], inserted: Set<string>, caller: Caller,
+  t: Tx | Db, jobs: readonly NormalizedJob[], ids: string[], inserted: Set<string>, caller: Caller,
 ): Promise<Array<{ id: string }>> {
   const repeats = jobs.filter((_, i) => !inserted.has(ids[i]));
   const rows = await t.manyOrNone<{ queue: string; key: string; id: string }>(EXISTING, [
