@@ -7,7 +7,8 @@ import { newId } from '../ids.ts';
 import type { Config } from '../config/index.ts';
 import type { Db } from '../db/index.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
-import { requireRole, type Authenticator } from './guard.ts';
+import { requireRole } from './guard.ts';
+import type { SessionAuthenticator } from './authenticator.ts';
 import type { PasswordHasher } from './passwords.ts';
 import { checkNewPassword, jsonObject, normaliseEmail, optionalString, parseRole } from './policy.ts';
 import { syncUserSessions } from './sessions.ts';
@@ -15,14 +16,14 @@ import { adminUser, insertUser, isUniqueViolation, listUsers, patchUser, type Us
 
 export interface AdminRouteOptions {
   readonly db: Db;
-  readonly auth: Authenticator;
+  readonly auth: SessionAuthenticator;
   readonly hasher: PasswordHasher;
   readonly config: Config;
 }
 
 export function mountAdminRoutes(router: Router, options: AdminRouteOptions): void {
-  const { db, hasher, config } = options;
-  const admin = requireRole(options.auth, ['Admin']);
+  const { db, hasher, config, auth } = options;
+  const admin = requireRole(auth, ['Admin']);
   router.post('/auth/users', admin, async (ctx) => {
     const body = jsonObject(ctx.request.body);
     const email = normaliseEmail(body.email);
@@ -54,6 +55,7 @@ export function mountAdminRoutes(router: Router, options: AdminRouteOptions): vo
       return updated;
     });
     if (!user) throw notFound('user not found');
+    auth.invalidate(`u:${user.id}`); // this instance at once; the others on the commit's notification
     ctx.body = adminUser(user);
   });
 }

@@ -29,7 +29,7 @@ export const auth: Capability = {
     const hasher = new PasswordHasher(ctx.config.auth.argon2);
     const authenticator = await createSessionAuthenticator(db, ctx.notifier, ctx.services.tokens);
     ctx.services.auth = authenticator;
-    const accounts = new Accounts({ db, config, tokens: ctx.services.tokens, hasher, log });
+    const accounts = new Accounts({ db, config, tokens: ctx.services.tokens, hasher, log, invalidate: authenticator.invalidate });
     ctx.services.accounts = accounts;
     await bootstrapAdmin(db, config, hasher, log);
     await pruneLoginAttempts(db);

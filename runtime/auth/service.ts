@@ -28,6 +28,12 @@ export interface AccountDeps {
   readonly tokens: TokenSigner;
   readonly hasher: PasswordHasher;
   readonly log: Logger;
+  /**
+   * Drops this instance's cached session state (`s:<sessionId>`, `u:<userId>`)
+   * once a revocation has committed: the pg_notify that tells every instance
+   * arrives asynchronously, and the caller's next request must already see it.
+   */
+  readonly invalidate: (key: string) => void;
 }
 
 const INVALID_CREDENTIALS = 'invalid email or password';
@@ -87,7 +93,10 @@ export class Accounts {
       if (rotation.kind === 'reused') await revokeSession(t, rotation.sessionId, 'refresh token reuse');
       return rotation;
     });
-    if (outcome.kind === 'reused') this.deps.log.warn({ sessionId: outcome.sessionId }, 'refresh token reuse: session revoked');
+    if (outcome.kind === 'reused') {
+      this.deps.invalidate(`s:${outcome.sessionId}`);
+      this.deps.log.warn({ sessionId: outcome.sessionId }, 'refresh token reuse: session revoked');
+    }
     if (outcome.kind !== 'rotated') throw unauthorized('invalid refresh token');
     const user = await findUserById(this.deps.db, outcome.userId);
     if (!user || user.disabled) throw unauthorized('invalid refresh token');
@@ -96,6 +105,7 @@ export class Accounts {
 
   async logout(sessionId: string): Promise<void> {
     await this.deps.db.tx('svc-auth-logout', (t) => revokeSession(t, sessionId, 'logout'));
+    this.deps.invalidate(`s:${sessionId}`);
   }
 
   private async pair(user: UserRow, sessionId: string, refreshToken: string, withTenant: boolean): Promise<TokenPair> {
