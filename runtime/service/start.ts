@@ -124,12 +124,15 @@ const DRAIN_TIMEOUT_MS = 10_000;
 async function shutdown(server: Server, sockets: Set<Socket>, handles: CapabilityHandle[], database: Database, log: Logger) {
   log.info('shutting down: draining requests');
   const closed = new Promise<void>((done) => server.close(() => done()));
+  // A keep-alive connection turns idle when its in-flight response is sent: close it then.
+  const idle = setInterval(() => server.closeIdleConnections(), 50);
   server.closeIdleConnections();
   const timer = setTimeout(() => {
     for (const socket of sockets) socket.destroy();
   }, DRAIN_TIMEOUT_MS);
   for (const handle of [...handles].reverse()) await handle.stop?.().catch((err) => log.error({ err }, 'stop failed'));
   await closed;
+  clearInterval(idle);
   clearTimeout(timer);
   await database.close();
   log.info('stopped');
