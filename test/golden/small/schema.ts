@@ -1,6 +1,6 @@
 import { defineSchema } from 'svc-gen/schema';
 
-export type Status = 'todo' | 'doing' | 'done';
+export type Status = 'open' | 'started' | 'done';
 
 export interface Project {
   id: string;
@@ -13,7 +13,7 @@ export interface Task {
   id: string;
   /** @min 1 @max 200 */
   title: string;
-  /** @default 'todo' */
+  /** @default 'open' */
   status: Status;
   project?: Project;
   dueAt?: Date;

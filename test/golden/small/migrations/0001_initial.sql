@@ -20,10 +20,10 @@ create table "task" (
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
   "title" text not null,
-  "status" text not null default 'todo',
+  "status" text not null default 'open',
   "project_id" text,
   "due_at" timestamptz,
-  constraint "task_status_check" check ("status" in ('todo', 'doing', 'done'))
+  constraint "task_status_check" check ("status" in ('open', 'started', 'done'))
 );
 create index "task_tenant_id_idx" on "task" ("tenant_id");
 create index "task_project_id_idx" on "task" ("project_id");
