@@ -18,19 +18,19 @@ export function emitResolverIndex(ir: SchemaIR, schemaFile: string): string {
 }
 
 /** The operator's custom projections (a leading `_` keeps it apart from model stubs). */
-export const PROJECTIONS_STUB = 'resolvers/_projections.ts';
+export const CUSTOM_PROJECTIONS_FILE = 'resolvers/_projections.ts';
 
-function projectionsStub(ir: SchemaIR): string {
+function customProjectionsFile(ir: SchemaIR): string {
   const model = ir.models[0]?.name ?? 'Record';
   const base = model.charAt(0).toLowerCase() + model.slice(1);
   const table = `${base.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_counts`;
-  return render('projections-stub.ts', { model, exampleName: `${base}Counts`, exampleTable: table });
+  return render('custom-projections.ts', { model, exampleName: `${base}Counts`, exampleTable: table });
 }
 
 /** Stubs that do not exist yet: one per model, and the custom projections file. */
 export function emitStubs(ir: SchemaIR, existing: ReadonlyMap<string, string>): Map<string, string> {
   const stubs = new Map(ir.models.filter((m) => !existing.has(stubPath(m.name))).map((m) => [stubPath(m.name), resolverStub(m.name)]));
-  if (!existing.has(PROJECTIONS_STUB)) stubs.set(PROJECTIONS_STUB, projectionsStub(ir));
+  if (!existing.has(CUSTOM_PROJECTIONS_FILE)) stubs.set(CUSTOM_PROJECTIONS_FILE, customProjectionsFile(ir));
   return stubs;
 }
 
@@ -38,7 +38,7 @@ export function emitStubs(ir: SchemaIR, existing: ReadonlyMap<string, string>): 
 export function obsoleteStubs(ir: SchemaIR, existing: ReadonlyMap<string, string>): string[] {
   const models = new Set(ir.models.map((m) => m.name));
   return [...existing]
-    .filter(([path]) => /^resolvers\/[^/]+\.ts$/.test(path) && path !== 'resolvers/index.ts' && path !== PROJECTIONS_STUB)
+    .filter(([path]) => /^resolvers\/[^/]+\.ts$/.test(path) && path !== 'resolvers/index.ts' && path !== CUSTOM_PROJECTIONS_FILE)
     .map(([path, content]) => ({ path, content, model: path.slice('resolvers/'.length, -'.ts'.length) }))
     .filter(({ model, content }) => !models.has(model) && content === resolverStub(model))
     .map(({ path }) => path);

@@ -12,7 +12,7 @@ export const TEMPLATE_NAMES = [
   'access.ts',
   'models.ts',
   'resolver-stub.ts',
-  'projections-stub.ts',
+  'custom-projections.ts',
   'resolvers-index.ts',
   'server.ts',
 ] as const;
