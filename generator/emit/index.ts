@@ -11,7 +11,7 @@ import { emitMigration } from './migrate/index.ts';
 import { emitModels } from './models.ts';
 import { emitPackageJson, emitServer, emitTsconfig } from './project.ts';
 import { emitProjections } from './projections.ts';
-import { emitResolverIndex, emitStubs, obsoleteStubs } from './resolvers.ts';
+import { emitCustomProjections, emitResolverIndex, emitStubs, obsoleteStubs } from './resolvers.ts';
 
 /** What DIR holds before the build, as read by write.ts. */
 export interface PreviousOutput {
@@ -68,6 +68,7 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
     ['package.json', emitPackageJson(input.name)],
     ...emitProjections(ir, schemaFile),
     ...emitStubs(ir, previous.managed),
+    ...emitCustomProjections(ir, previous.managed),
   ]);
   const obsolete = [...obsoleteProjections(files, previous.managed), ...obsoleteStubs(ir, previous.managed)].sort();
   const sorted = new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

@@ -27,11 +27,14 @@ function customProjectionsFile(ir: SchemaIR): string {
   return render('custom-projections.ts', { model, exampleName: `${base}Counts`, exampleTable: table });
 }
 
-/** Stubs that do not exist yet: one per model, and the custom projections file. */
+/** Stubs of models that do not have one yet. */
 export function emitStubs(ir: SchemaIR, existing: ReadonlyMap<string, string>): Map<string, string> {
-  const stubs = new Map(ir.models.filter((m) => !existing.has(stubPath(m.name))).map((m) => [stubPath(m.name), resolverStub(m.name)]));
-  if (!existing.has(CUSTOM_PROJECTIONS_FILE)) stubs.set(CUSTOM_PROJECTIONS_FILE, customProjectionsFile(ir));
-  return stubs;
+  return new Map(ir.models.filter((m) => !existing.has(stubPath(m.name))).map((m) => [stubPath(m.name), resolverStub(m.name)]));
+}
+
+/** The operator's custom projections file, written once. */
+export function emitCustomProjections(ir: SchemaIR, existing: ReadonlyMap<string, string>): Map<string, string> {
+  return existing.has(CUSTOM_PROJECTIONS_FILE) ? new Map() : new Map([[CUSTOM_PROJECTIONS_FILE, customProjectionsFile(ir)]]);
 }
 
 /** Stubs of removed models that were never edited can go; edited ones stay (they are the operator's code). */
