@@ -38,4 +38,18 @@ describe('resolver stubs', () => {
     expect(existsSync(join(outDir, 'resolvers', 'Project.ts'))).toBe(true);
     expect(existsSync(join(outDir, 'resolvers', 'Board.ts'))).toBe(true);
   });
+
+  it('the custom projections file is written once and an edited one is kept', async () => {
+    const schemaPath = copySchema('small');
+    const outDir = tempDir('stubs');
+    await buildOk({ schemaPath, outDir });
+    const file = join(outDir, 'resolvers', '_projections.ts');
+    expect(readFileSync(file, 'utf8')).toContain('export const projections: readonly ProjectionDefinition[] = [];');
+    const edited = readFileSync(file, 'utf8').replace('= [];', '= [/* mine */];');
+    writeFileSync(file, edited);
+    const again = await buildOk({ schemaPath, outDir });
+    expect(again.written).not.toContain('resolvers/_projections.ts');
+    expect(readFileSync(file, 'utf8')).toBe(edited);
+    expect(readFileSync(join(outDir, 'server.ts'), 'utf8')).toContain("import { projections } from './resolvers/_projections.ts';");
+  });
 });
