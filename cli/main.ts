@@ -13,7 +13,7 @@ const USAGE = `usage:
   svc-gen build --schema FILE --out DIR [--check] [--allow-destructive]
   svc-gen migrate DIR
   svc-gen start DIR
-  svc-gen dev --schema FILE [--out DIR]`;
+  svc-gen dev [--schema FILE] [--out DIR]      (FILE defaults to SVC_SCHEMA_PATH)`;
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -33,8 +33,9 @@ const COMMANDS: Record<string, Command> = {
   start: (args) => startCommand(oneDir(args, 'start')),
   dev: (args) => {
     const { values } = parse(args, { schema: { type: 'string' }, out: { type: 'string' } });
-    if (!values.schema) throw new UsageError('dev needs --schema FILE');
-    return devCommand({ schemaPath: values.schema, outDir: values.out });
+    const schemaPath = values.schema ?? process.env.SVC_SCHEMA_PATH?.trim();
+    if (!schemaPath) throw new UsageError('dev needs --schema FILE (or SVC_SCHEMA_PATH)');
+    return devCommand({ schemaPath, outDir: values.out });
   },
 };
 
