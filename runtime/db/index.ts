@@ -52,6 +52,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     max: options.poolSize ?? 20,
     application_name: options.applicationName ?? 'svc-gen',
   });
+  // A pooled connection killed by the server (restart, pg_terminate_backend, a
+  // dropped database) while idle or closing must not crash the process: the
+  // pool replaces it on the next checkout.
+  db.$pool.on('error', () => undefined);
   const notifier = createPgNotifier(options.url);
   return {
     db,
@@ -60,7 +64,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     kind: 'server',
     async close() {
       await notifier.close();
-      await db.$pool.end();
+      await withTimeout(db.$pool.end(), POOL_END_TIMEOUT_MS);
     },
   };
+}
+
+/** Shutdown must finish: a connection still checked out after this is abandoned. */
+const POOL_END_TIMEOUT_MS = 5_000;
+
+function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    work.then(() => resolve(), () => resolve()).finally(() => clearTimeout(timer));
+  });
 }
