@@ -23,7 +23,8 @@ export const graphql: Capability = {
     const executor = new Executor(schema);
     // The authenticator is read per request: the auth capability may replace it.
     ctx.router.post('/graphql', graphqlHandler(() => ctx.services.auth, executor, ctx.log));
-    mountIde(ctx.router);
+    // The IDE is a development tool (specification: GET /graphql "IDE (development)").
+    if (ctx.config.env !== 'production') mountIde(ctx.router);
     const subscriptions = mountSubscriptions(ctx, schema, ctx.log);
     return {
       async stop() {
