@@ -39,27 +39,32 @@ export async function inTransaction<T>(deps: RecordsDeps, info: ModelInfo, work:
 
 type FieldInfo = NonNullable<ValidData['columns'][number]['field']>;
 
-/** The belongsTo fields set (non-null) in `valid`, with their values. */
-function references(valid: ValidData): Array<{ field: FieldInfo; value: unknown }> {
-  return valid.columns.flatMap((c, i) =>
-    c.field?.type.kind === 'belongsTo' && valid.values[i] !== null ? [{ field: c.field, value: valid.values[i] }] : []);
+interface Reference {
+  readonly field: FieldInfo;
+  readonly target: ModelInfo;
+  readonly value: unknown;
 }
 
-/** SQL true when `value` is a live record of the field's target model in the caller's tenant. */
-function referenceSql(deps: RecordsDeps, field: FieldInfo, value: unknown, caller: Caller, p: Params): string {
-  const target = deps.models.get((field.type as { model: string }).model)!;
-  return `exists (select 1 from ${target.table} t where t."id" = ${p.add(value, 'text')} and t."deleted_at" is null and ${tenantSql(caller, p)})`;
+/** The belongsTo fields set (non-null) in `valid`, with their target models and values. */
+function references(deps: RecordsDeps, valid: ValidData): Reference[] {
+  return valid.columns.flatMap((c, i) => {
+    const type = c.field?.type;
+    if (type?.kind !== 'belongsTo' || valid.values[i] === null) return [];
+    return [{ field: c.field!, target: deps.models.get(type.model)!, value: valid.values[i] }];
+  });
+}
+
+/** SQL true when the reference is a live record of its target model in the caller's tenant. */
+function referenceSql(ref: Reference, caller: Caller, p: Params): string {
+  return `exists (select 1 from ${ref.target.table} t where t."id" = ${p.add(ref.value, 'text')} and t."deleted_at" is null and ${tenantSql(caller, p)})`;
 }
 
 /** A belongsTo must point at a live record of the same tenant: no cross-tenant links. */
 async function checkReferences(deps: RecordsDeps, t: Runner, valid: ValidData, caller: Caller) {
-  for (const { field, value } of references(valid)) {
+  for (const ref of references(deps, valid)) {
     const p = new Params();
-    const found = await deps.rows<{ ok: boolean }>(t, { text: `select ${referenceSql(deps, field, value, caller, p)} as ok`, values: p.values });
-    if (!found[0].ok) {
-      const target = (field.type as { model: string }).model;
-      throw invalid(field.inputName, `${field.inputName} does not refer to a ${target}`);
-    }
+    const found = await deps.rows<{ ok: boolean }>(t, { text: `select ${referenceSql(ref, caller, p)} as ok`, values: p.values });
+    if (!found[0].ok) throw invalid(ref.field.inputName, `${ref.field.inputName} does not refer to a ${ref.target.name}`);
   }
 }
 
@@ -106,7 +111,7 @@ async function createInOneStatement(deps: RecordsDeps, info: ModelInfo, id: stri
   const columns = ['"id"', '"tenant_id"', ...valid.columns.map((c) => c.quoted)];
   const values = [p.add(id, 'text'), p.add(caller.tenantId, 'text'),
     ...valid.columns.map((c, i) => p.add(toDbValue(valid.values[i], c.sqlType), c.sqlType))];
-  const refs = references(valid).map(({ field, value }) => referenceSql(deps, field, value, caller, p));
+  const refs = references(deps, valid).map((ref) => referenceSql(ref, caller, p));
   const source = refs.length > 0 ? `select ${values.join(', ')} where ${refs.join(' and ')}` : `values (${values.join(', ')})`;
   const row = { text: `insert into ${info.table} as t (${columns.join(', ')}) ${source} returning ${info.selectList}`, values: p.values };
   const query = deps.events.withCreatedEvent(row, {
