@@ -1,6 +1,15 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  resolve: {
+    // One graphql: packages loaded by Node (graphql-ws, @graphql-tools) get graphql's
+    // `main` (CommonJS); Vite would otherwise give our sources its `module` (index.mjs),
+    // a second copy whose GraphQLError instances graphql-ws does not recognise.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
   test: {
     include: ['test/**/*.test.ts', 'runtime/**/*.test.ts', 'generator/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/golden/**'],

@@ -2,40 +2,59 @@
  * The thin CLI: parse flags, call the programmatic API, map the result to
  * stdout/stderr and an exit code (0 ok, 1 user error, 2 bad usage). A user
  * error is one line naming the file (and line); never a stack trace.
+ *
+ * Each command's module is imported when that command runs: `start` and
+ * `migrate` never load the generator (ts-morph and the TypeScript compiler,
+ * over a second of a cold start).
  */
 import { parseArgs } from 'node:util';
-import { buildCommand } from './build.ts';
-import { migrateCommand, startCommand } from './serve.ts';
-import { devCommand } from './dev.ts';
 import { UsageError, UserError } from './errors.ts';
+import { PACKAGE_VERSION } from '../runtime/package.ts';
 
 const USAGE = `usage:
   svc-gen build --schema FILE --out DIR [--check] [--allow-destructive]
   svc-gen migrate DIR
   svc-gen start DIR
-  svc-gen dev [--schema FILE] [--out DIR]      (FILE defaults to SVC_SCHEMA_PATH)`;
+  svc-gen dev [--schema FILE] [--out DIR] [--allow-destructive]      (FILE defaults to SVC_SCHEMA_PATH)`;
+
+// Each command imports what it needs when it runs: `start` never loads the
+// generator (TypeScript's compiler), `dev` loads it only to build.
 
 type Command = (args: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
-  build: (args) => {
-    const { values } = parse(args, {
-      schema: { type: 'string' }, out: { type: 'string' },
-      check: { type: 'boolean' }, 'allow-destructive': { type: 'boolean' },
-    });
+  build: async (args) => {
+    const { values } = parse(() => parseArgs({
+      args, allowPositionals: false, strict: true,
+      options: {
+        schema: { type: 'string' }, out: { type: 'string' },
+        check: { type: 'boolean' }, 'allow-destructive': { type: 'boolean' },
+      },
+    }));
     if (!values.schema || !values.out) throw new UsageError('build needs --schema FILE and --out DIR');
+    const { buildCommand } = await import('./build.ts');
     return buildCommand({
       schemaPath: values.schema, outDir: values.out,
       check: values.check === true, allowDestructive: values['allow-destructive'] === true,
     });
   },
-  migrate: (args) => migrateCommand(oneDir(args, 'migrate')),
-  start: (args) => startCommand(oneDir(args, 'start')),
-  dev: (args) => {
-    const { values } = parse(args, { schema: { type: 'string' }, out: { type: 'string' } });
+  migrate: async (args) => {
+    const dir = oneDir(args, 'migrate');
+    return (await import('./serve.ts')).migrateCommand(dir);
+  },
+  start: async (args) => {
+    const dir = oneDir(args, 'start');
+    return (await import('./serve.ts')).startCommand(dir);
+  },
+  dev: async (args) => {
+    const { values } = parse(() => parseArgs({
+      args, allowPositionals: false, strict: true,
+      options: { schema: { type: 'string' }, out: { type: 'string' }, 'allow-destructive': { type: 'boolean' } },
+    }));
     const schemaPath = values.schema ?? process.env.SVC_SCHEMA_PATH?.trim();
     if (!schemaPath) throw new UsageError('dev needs --schema FILE (or SVC_SCHEMA_PATH)');
-    return devCommand({ schemaPath, outDir: values.out });
+    const { devCommand } = await import('./dev.ts');
+    return devCommand({ schemaPath, outDir: values.out, allowDestructive: values['allow-destructive'] === true });
   },
 };
 
@@ -46,8 +65,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    const pkg = await import('../package.json', { with: { type: 'json' } });
-    process.stdout.write(`${pkg.default.version}\n`);
+    process.stdout.write(`${PACKAGE_VERSION}\n`);
     return 0;
   }
   const command = name ? COMMANDS[name] : undefined;
@@ -67,9 +85,10 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-function parse<T extends Parameters<typeof parseArgs>[0]['options']>(args: string[], options: T) {
+/** Runs node's parseArgs, turning its errors into a usage error. */
+function parse<T>(run: () => T): T {
   try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true });
+    return run();
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, loadConfig } from '../runtime/config/index.ts';
-import { MigrationError, migrate, openDatabase } from '../runtime/db/index.ts';
-import { EmbeddedLockedError } from '../runtime/db/embedded.ts';
+import { loadConfig } from '../runtime/config/index.ts';
+import { migrate, openDatabase } from '../runtime/db/index.ts';
 import { migrationSets, runService } from '../runtime/service/index.ts';
 import type { ServiceDefinition } from '../runtime/service/index.ts';
-import { UserError } from './errors.ts';
+import { UserError, asUserError } from './errors.ts';
+
+export { asUserError };
 
 export async function loadProject(dir: string): Promise<ServiceDefinition> {
   const entry = join(resolve(dir), 'server.ts');
@@ -16,30 +17,13 @@ export async function loadProject(dir: string): Promise<ServiceDefinition> {
   return module.default;
 }
 
-/** Maps an operator's mistake (env, migrations, database) to one line; rethrows bugs. */
-export async function asUserError<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof MigrationError || error instanceof EmbeddedLockedError) {
-      throw new UserError(error.message);
-    }
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01') {
-      throw new UserError(`cannot connect to DATABASE_URL: ${(error as Error).message}`);
-    }
-    if (code === 'EADDRINUSE') throw new UserError(`port already in use: ${(error as Error).message}`);
-    throw error;
-  }
-}
-
 export async function migrateCommand(dir: string): Promise<number> {
   if (!existsSync(join(dir, 'migrations'))) throw new UserError(`${dir}/migrations: not found; run svc-gen build first`);
   return asUserError(async () => {
     const config = loadConfig();
-    const database = await openDatabase({ url: config.databaseUrl, poolSize: 2 });
+    const database = await openDatabase({ url: config.databaseUrl, poolSize: 2, directUrl: config.db.directUrl });
     try {
-      const applied = await migrate(database.db, migrationSets(resolve(dir)));
+      const applied = await migrate(database.direct, migrationSets(resolve(dir)));
       for (const name of applied) process.stdout.write(`applied ${name}\n`);
       if (applied.length === 0) process.stdout.write('no pending migrations\n');
       return 0;

@@ -15,6 +15,18 @@ export interface LeasedJob<P = unknown> {
 
 export type FailOutcome = { outcome: 'retry'; delaySecs: number } | { outcome: 'dead' };
 
+/** A GraphQL response (`POST /graphql`): errors of the operation come back here, not as exceptions. */
+export interface GraphQLResult<T = any> {
+  readonly data?: T | null;
+  readonly errors?: ReadonlyArray<{ message: string; path?: ReadonlyArray<string | number>; extensions?: { code?: string; field?: string } }>;
+}
+
+/** The lease a write-back acts under: the job's actor and tenant, never the worker's own. */
+export interface LeaseRef {
+  readonly jobId: string;
+  readonly leaseId: string;
+}
+
 export interface ClientOptions {
   readonly baseUrl: string;
   readonly token: string;
@@ -76,6 +88,31 @@ export class WorkerClient {
     return body === LOST ? null : (body as FailOutcome);
   }
 
+  /**
+   * Write-back (docs/actions.md): a GraphQL operation run as the actor of the
+   * job whose lease is `lease`, in its tenant. A 409 (the lease is not
+   * current) throws WorkerHttpError with status 409. A mutation is never
+   * retried after it may have reached the server (only a 429 is retried).
+   */
+  async graphql<T = any>(lease: LeaseRef, query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json', 'x-worker-token': this.options.token, 'x-job-id': lease.jobId, 'x-lease-id': lease.leaseId,
+        },
+        body: JSON.stringify({ query, variables: variables ?? null }),
+      });
+      if (response.status === 429 && attempt < this.maxTries) {
+        await drain(response, null);
+        await sleep(this.retryDelay(attempt, response.headers.get('retry-after')));
+        continue;
+      }
+      if (response.status === 200) return (await response.json()) as GraphQLResult<T>;
+      throw new WorkerHttpError(response.status, `/graphql: ${response.status} ${await errorText(response)}`);
+    }
+  }
+
   private async post(path: string, payload: unknown, lostIsAnswer = false): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
@@ -120,7 +157,8 @@ async function drain<T>(response: Response, value: T): Promise<T> {
 async function errorText(response: Response): Promise<string> {
   const text = await response.text().catch(() => '');
   try {
-    return (JSON.parse(text) as { error?: string }).error ?? text;
+    const body = JSON.parse(text) as { error?: string; errors?: Array<{ message?: string }> };
+    return body.error ?? body.errors?.[0]?.message ?? text;
   } catch {
     return text;
   }

@@ -3,7 +3,7 @@
  * heartbeat while it runs, and acknowledge successes in batches (one request
  * and one server transaction for every job finished in the same tick).
  */
-import { WorkerClient, type LeasedJob } from './client.ts';
+import { WorkerClient, WorkerHttpError, type GraphQLResult, type LeasedJob } from './client.ts';
 import { AckBatcher } from './acks.ts';
 
 export interface JobContext<P = unknown> extends LeasedJob<P> {
@@ -11,6 +11,13 @@ export interface JobContext<P = unknown> extends LeasedJob<P> {
   readonly signal: AbortSignal;
   /** Reports progress (realtime channel `job:{id}`) and extends the lease. */
   progress(percent: number, message?: string, data?: unknown): Promise<void>;
+  /**
+   * Write-back for an action's job (queue `actions`): runs a GraphQL operation
+   * as the user who caused the job, in the job's tenant, bound to this lease.
+   * Its writes may enqueue further actions, up to SVC_ACTION_MAX_DEPTH hops.
+   * Throws WorkerHttpError (409 when the lease was lost, which also aborts `signal`).
+   */
+  graphql<T = any>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>>;
 }
 
 export type JobHandler<P = unknown, R = unknown> = (job: JobContext<P>) => R | Promise<R>;
@@ -167,6 +174,14 @@ export class Worker<P = unknown, R = unknown> {
         const current = await this.client.progress(job.id, job.leaseId, percent, message, data);
         if (!current) this.leaseLost(job, controller);
       },
+      graphql: async (query, variables) => {
+        try {
+          return await this.client.graphql({ jobId: job.id, leaseId: job.leaseId }, query, variables);
+        } catch (error) {
+          if (error instanceof WorkerHttpError && error.status === 409) this.leaseLost(job, controller);
+          throw error;
+        }
+      },
     };
   }
 
@@ -239,4 +254,27 @@ export class Worker<P = unknown, R = unknown> {
 
 export function createWorker<P = unknown, R = unknown>(options: WorkerOptions<P, R>): Worker<P, R> {
   return new Worker(options);
+}
+
+/** Handlers per action, each seeing its own payload type (from the generated `actions.ts`). */
+export type ActionHandlers<P extends { action: string }> = {
+  readonly [K in P['action']]?: (job: JobContext<Extract<P, { action: K }>>) => unknown;
+};
+
+/**
+ * One handler for queue `actions` that dispatches on the action's name:
+ *
+ *   import type { ActionPayload } from './generated/actions.ts';
+ *   createWorker<ActionPayload>({ baseUrl, token, queues: ['actions'], handler: actionHandler<ActionPayload>({
+ *     scoreLead: async (job) => job.graphql(UPDATE, { id: job.payload.input.id, data: { score: 5 } }),
+ *   }) });
+ *
+ * A job of an action without a handler fails without retries (NonRetryableError).
+ */
+export function actionHandler<P extends { action: string }>(handlers: ActionHandlers<P>): JobHandler<P> {
+  return (job) => {
+    const handle = (handlers as Record<string, ((job: JobContext<P>) => unknown) | undefined>)[job.kind];
+    if (!handle) throw new NonRetryableError(`no handler for action ${job.kind}`);
+    return handle(job);
+  };
 }

@@ -10,9 +10,13 @@ import { pool } from './measure.ts';
 
 export interface SvcBench {
   readonly service: TestService;
+  /** A user JWT (role Viewer) for POST /jobs. */
+  readonly jwt: string;
   enqueueHttp(count: number, concurrency: number): Promise<number>;
   enqueueBulk(count: number): Promise<number>;
   drain(count: number, workers: number, capacity: number): Promise<number>;
+  /** A worker on the per-job routes (see per-job-worker.ts): elapsed ms and complete latencies. */
+  drainPerJob(count: number, inFlight: number): Promise<PerJobResult>;
   close(): Promise<void>;
 }
 
@@ -22,6 +26,7 @@ export async function startSvc(): Promise<SvcBench> {
   const jwt = await service.token({ role: 'Viewer', userId: 'bench' });
   return {
     service,
+    jwt,
     async enqueueHttp(count, concurrency) {
       const started = performance.now();
       await pool(count, concurrency, async (n) => {
@@ -44,6 +49,7 @@ export async function startSvc(): Promise<SvcBench> {
       return performance.now() - started;
     },
     drain: (count, workers, capacity) => drainInChild(service.url, token, count, workers, capacity),
+    drainPerJob: (count, inFlight) => perJobWorker(service.url, token, count, inFlight),
     close: () => service.close(),
   };
 }
@@ -62,5 +68,27 @@ function drainInChild(baseUrl: string, token: string, target: number, workers: n
       if (code === 0 && match) resolve(Number(match[1]));
       else reject(new Error(`drain worker exited with ${code}: ${output}`));
     });
+  });
+}
+
+export interface PerJobResult {
+  readonly ms: number;
+  readonly completed: number;
+  /** Latency of POST /jobs/{id}/complete, in ms. */
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/** Runs per-job-worker.ts in a process of its own until `target` jobs are completed. */
+export function perJobWorker(baseUrl: string, token: string, target: number, inFlight: number): Promise<PerJobResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'per-job-worker.ts')], {
+    env: { ...process.env, NODE_OPTIONS: '', BASE_URL: baseUrl, WORKER_TOKEN: token, TARGET: String(target), IN_FLIGHT: String(inFlight) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as PerJobResult) : reject(new Error(`per-job worker exited with ${code}: ${output}`))));
   });
 }

@@ -33,7 +33,8 @@ function startProcess(script: string, args: string[], env: Record<string, string
     let out = '';
     child.stdout!.on('data', (chunk) => {
       out += chunk;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
+      // Log lines are JSON on stdout too: wait for the one that carries the url.
+      const line = out.split('\n').find((l) => l.startsWith('{"url"'));
       if (line) resolve(JSON.parse(line).url);
     });
     child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));

@@ -59,7 +59,7 @@ export async function startFloor(url: string, poolSize: number) {
     }
   });
   const port = await listen(server);
-  return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pool.end(); } };
+  return { url: `http://127.0.0.1:${port}`, server, stop: async () => { server.close(); await pool.end(); } };
 }
 
 /** A copy of the item table in schema `pgl`, with a trigger that appends the same event. */
@@ -100,9 +100,12 @@ export async function startPostGraphile(url: string, poolSize: number) {
   const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber');
   const { makePgService } = await import('postgraphile/adaptors/pg');
   const { grafserv } = await import('postgraphile/grafserv/node');
+  // Our own pool, ended by stop(): connections left open would log errors when the database is dropped.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', () => undefined);
   const pgl = postgraphile({
     extends: [PostGraphileAmberPreset],
-    pgServices: [makePgService({ connectionString: url, schemas: ['pgl'], poolConfig: { max: poolSize } })],
+    pgServices: [makePgService({ pool, schemas: ['pgl'] })],
     grafserv: { graphqlPath: '/graphql', graphiql: false },
   });
   const serv = pgl.createServ(grafserv);
@@ -110,5 +113,5 @@ export async function startPostGraphile(url: string, poolSize: number) {
   serv.addTo(server);
   await pgl.getSchema();
   const port = await listen(server);
-  return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pgl.release(); } };
+  return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pgl.release(); await pool.end(); } };
 }

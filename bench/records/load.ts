@@ -12,6 +12,8 @@ export interface LoadSpec {
   readonly seconds: number;
   readonly body: string;
   readonly headers: Record<string, string>;
+  /** Requests per second over all connections (autocannon's overallRate); unset: as fast as the server answers. */
+  readonly rate?: number;
 }
 
 export interface LoadResult {
@@ -26,7 +28,7 @@ const WORKER = `
 const workerData = JSON.parse(process.env.BENCH_LOAD);
 const autocannon = require(workerData.autocannon);
 autocannon({
-  url: workerData.url, connections: workerData.connections, duration: workerData.seconds,
+  url: workerData.url, connections: workerData.connections, duration: workerData.seconds, overallRate: workerData.rate,
   method: 'POST', headers: { 'content-type': 'application/json', ...workerData.headers }, body: workerData.body,
 }, (error, result) => {
   if (error) throw error;

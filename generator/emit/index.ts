@@ -6,12 +6,15 @@ import { toSnapshot, stableStringify } from '../../runtime/ir/snapshot.ts';
 import type { SchemaIR } from '../../runtime/ir/types.ts';
 import type { Result, SourceLocation } from '../diagnostics.ts';
 import { emitAccess } from './access.ts';
+import { emitActions } from './actions.ts';
+import { emitClient } from './client.ts';
 import { GENERATED_MARKER } from './header.ts';
 import { emitMigration } from './migrate/index.ts';
 import { emitModels } from './models.ts';
 import { emitPackageJson, emitServer, emitTsconfig } from './project.ts';
 import { emitProjections } from './projections.ts';
 import { emitCustomProjections, emitResolverIndex, emitStubs, obsoleteStubs } from './resolvers.ts';
+import { emitWorkflows } from './workflows.ts';
 
 /** What DIR holds before the build, as read by write.ts. */
 export interface PreviousOutput {
@@ -62,6 +65,9 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
     ['schema.ts', input.schemaSource],
     ['access.ts', emitAccess(ir, schemaFile)],
     ['models.ts', emitModels(ir, schemaFile)],
+    ['client.ts', emitClient(ir, schemaFile)],
+    ['actions.ts', emitActions(ir, schemaFile)],
+    ['workflows.ts', emitWorkflows(ir, schemaFile)],
     ['resolvers/index.ts', emitResolverIndex(ir, schemaFile)],
     ['server.ts', emitServer(schemaFile)],
     ['tsconfig.json', emitTsconfig()],

@@ -14,6 +14,8 @@ const TS_TYPE: Record<FieldKind, (type: FieldType) => string> = {
   list: (t) => (t.kind === 'list' ? `${SCALAR_TS[t.of]}[]` : never(t)),
   belongsTo: (t) => (t.kind === 'belongsTo' ? t.model : never(t)),
   hasMany: (t) => (t.kind === 'hasMany' ? `${t.model}[]` : never(t)),
+  // A media id (GET /media/{id}); the schema's branded `Media` is for the editor only.
+  media: () => 'string',
 };
 
 const SYSTEM_LINES = ['id: string;', 'tenantId: string | null;', '/** ISO 8601 */', 'createdAt: string;', '/** ISO 8601 */', 'updatedAt: string;', '/** ISO 8601; set while the record is in the trash. */', 'deletedAt: string | null;'];

@@ -1,5 +1,6 @@
 /** server.ts, tsconfig.json and package.json: what makes DIR a project tsc and the runtime understand. */
 import { render } from './templates.ts';
+import { PACKAGE_VERSION, dependencyRange } from '../../runtime/package.ts';
 
 export function emitServer(schemaFile: string): string {
   return render('server.ts', { schemaFile });
@@ -25,7 +26,12 @@ export function emitTsconfig(): string {
   return `${JSON.stringify(config, null, 2)}\n`;
 }
 
+/**
+ * Depends on this release line of svc-gen (`^` + the generator's own version): what `npm install` resolves;
+ * and on graphql-ws (the range svc-gen itself uses), which client.ts imports for subscriptions.
+ */
 export function emitPackageJson(name: string): string {
-  const pkg = { name: `${name}-service`, private: true, type: 'module', dependencies: { 'svc-gen': '*' } };
+  const dependencies = { 'graphql-ws': dependencyRange('graphql-ws'), 'svc-gen': `^${PACKAGE_VERSION}` };
+  const pkg = { name: `${name}-service`, private: true, type: 'module', dependencies };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }

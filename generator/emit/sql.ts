@@ -20,6 +20,7 @@ const SQL_TYPE: Record<FieldKind, (type: FieldType) => string | null> = {
   list: () => 'jsonb',
   belongsTo: () => 'text',
   hasMany: () => null,
+  media: () => 'text',
 };
 
 export function sqlType(type: FieldType): string | null {

@@ -8,6 +8,8 @@ export interface Declarations {
   readonly enums: ReadonlyMap<string, RawAlias & { readonly values: readonly string[] }>;
   /** Exported aliases that are not string-literal unions: usable by no field. */
   readonly otherAliases: ReadonlyMap<string, RawAlias>;
+  /** The local name of `Media` imported from svc-gen/schema, or null. */
+  readonly media: string | null;
 }
 
 export function collectDeclarations(raw: RawSchema, diagnostics: Diagnostic[]): Declarations {
@@ -35,5 +37,6 @@ export function collectDeclarations(raw: RawSchema, diagnostics: Diagnostic[]): 
     if (values) enums.set(alias.name, { ...alias, values });
     else otherAliases.set(alias.name, alias);
   }
-  return { models, embeds, enums, otherAliases };
+  const media = raw.schemaImports.Media ?? null;
+  return { models, embeds, enums, otherAliases, media: media !== null && !seen.has(media) ? media : null };
 }

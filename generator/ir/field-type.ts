@@ -29,6 +29,7 @@ export function resolveFieldType(field: RawField, decls: Declarations, inEmbed: 
 
 function resolveReference(name: string, array: boolean, decls: Declarations, inEmbed: boolean): Resolved {
   if (name === 'Date') return ok(array ? { kind: 'list', of: 'date' } : { kind: 'scalar', scalar: 'date' });
+  if (name === decls.media) return array ? unsupported('a list of Media is not supported', 'use one Media field per file') : ok({ kind: 'media' });
   const enumDef = decls.enums.get(name);
   if (enumDef) return array ? unsupported(`a list of enum ${name} is not supported`) : ok({ kind: 'enum', enum: name, values: enumDef.values });
   if (decls.embeds.has(name)) return ok({ kind: 'embed', embed: name, list: array });
@@ -55,5 +56,7 @@ export function describeType(type: FieldType): string {
       return type.model;
     case 'hasMany':
       return `${type.model}[]`;
+    case 'media':
+      return 'Media';
   }
 }

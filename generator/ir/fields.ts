@@ -51,6 +51,7 @@ function buildField(owner: string, raw: RawField, decls: Declarations, inEmbed: 
     ...(facts.default === undefined ? {} : { default: facts.default }),
     unique: facts.unique,
     index: facts.index,
+    sensitive: facts.sensitive,
   };
 }
 

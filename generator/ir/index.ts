@@ -6,6 +6,7 @@ import { RUNTIME_TABLE_PREFIX, type EmbedDef, type EnumDef, type Model, type Sch
 import { diagnostic, sortDiagnostics, type Diagnostic, type Result, type SourceLocation } from '../diagnostics.ts';
 import type { RawInterface, RawModelOptions, RawSchema } from '../parse/index.ts';
 import { buildAccess, buildPublicRead } from './access.ts';
+import { buildAutomation } from './automation.ts';
 import { collectDeclarations, type Declarations } from './declarations.ts';
 import { buildFields } from './fields.ts';
 import { projectionTableName, tableName } from './naming.ts';
@@ -26,8 +27,9 @@ export function buildIR(raw: RawSchema): Result<BuiltSchema> {
   const linked = linkInverses(models, decls.models, diagnostics);
   const enums: EnumDef[] = [...decls.enums.values()].map((e) => ({ kind: 'enum', name: e.name, values: e.values }));
   const embeds: EmbedDef[] = [...decls.embeds.values()].map((node) => ({ kind: 'embed', name: node.name, fields: buildFields(node, decls, true, diagnostics) }));
+  const automation = buildAutomation(raw, linked, enums, [...options.values()], diagnostics);
   if (diagnostics.length > 0) return { ok: false, diagnostics: sortDiagnostics(diagnostics) };
-  const ir: SchemaIR = { kind: 'schema', version: 1, models: byName(linked), enums: byName(enums), embeds: byName(embeds) };
+  const ir: SchemaIR = { kind: 'schema', version: 1, models: byName(linked), enums: byName(enums), embeds: byName(embeds), ...automation };
   return { ok: true, value: { ir: deepFreeze(ir), locations: locationsOf(decls) } };
 }
 

@@ -71,3 +71,8 @@ export function packageSlug(text: string): string {
 export function migrationFileName(sequence: number, description: string): string {
   return `${String(sequence).padStart(4, '0')}_${slug(description)}.sql`;
 }
+
+/** The TypeScript type of an action's input: `scoreLead` -> `ScoreLeadInput`. */
+export function actionInputTypeName(action: string): string {
+  return `${action.charAt(0).toUpperCase()}${action.slice(1)}Input`;
+}

@@ -12,16 +12,18 @@ export interface TagFacts {
   readonly default?: Literal;
   readonly unique: boolean;
   readonly index: boolean;
+  /** `@sensitive`: the audit log redacts the field's values. */
+  readonly sensitive: boolean;
 }
 
 /** Documentation tags that carry no meaning for svc-gen but are not mistakes. */
 const DOC_TAGS = new Set(['see', 'deprecated', 'example', 'remarks', 'description']);
 
 type Handler = (tag: RawTag, type: FieldType, facts: MutableFacts) => string | null;
-type MutableFacts = { validation: { -readonly [K in keyof Validation]: Validation[K] }; default?: Literal; unique: boolean; index: boolean };
+type MutableFacts = { validation: { -readonly [K in keyof Validation]: Validation[K] }; default?: Literal; unique: boolean; index: boolean; sensitive: boolean };
 
 const isString = (t: FieldType) => t.kind === 'scalar' && t.scalar === 'string';
-const isColumnar = (t: FieldType) => t.kind === 'scalar' || t.kind === 'enum' || t.kind === 'belongsTo';
+const isColumnar = (t: FieldType) => t.kind === 'scalar' || t.kind === 'enum' || t.kind === 'belongsTo' || t.kind === 'media';
 const hasLength = (t: FieldType) => isString(t) || t.kind === 'list' || (t.kind === 'embed' && t.list);
 
 const flag = (applies: (t: FieldType) => boolean, what: string, set: (f: MutableFacts) => void): Handler => (tag, type, facts) => {
@@ -46,6 +48,7 @@ const HANDLERS: Record<string, Handler> = {
   numeric: flag(isString, 'string fields', (f) => (f.validation.numeric = true)),
   unique: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.unique = true)),
   index: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.index = true)),
+  sensitive: flag(() => true, 'any field', (f) => (f.sensitive = true)),
   min: bound('min'),
   max: bound('max'),
   default: (tag, type, facts) => {
@@ -60,13 +63,13 @@ const HANDLERS: Record<string, Handler> = {
 const CODE_FOR: Record<string, Diagnostic['code']> = { default: 'BAD_DEFAULT' };
 
 export function readTagFacts(tags: readonly RawTag[], type: FieldType, owner: string, diagnostics: Diagnostic[]): TagFacts {
-  const facts: MutableFacts = { validation: {}, unique: false, index: false };
+  const facts: MutableFacts = { validation: {}, unique: false, index: false, sensitive: false };
   const seen = new Set<string>();
   for (const tag of tags) {
     if (DOC_TAGS.has(tag.name)) continue;
     const handler = Object.hasOwn(HANDLERS, tag.name) ? HANDLERS[tag.name] : undefined;
     if (!handler) {
-      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: @email @min @max @numeric @default @unique @index)`));
+      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: @email @min @max @numeric @default @unique @index @sensitive)`));
       continue;
     }
     if (seen.has(tag.name)) {

@@ -5,7 +5,8 @@
  */
 import { Node, type Expression, type ObjectLiteralExpression, type SourceFile } from 'ts-morph';
 import { diagnostic, type Diagnostic, type SourceLocation } from '../diagnostics.ts';
-import type { RawAccessEntry, RawAccessValue, RawModelOptions } from './facts.ts';
+import type { RawAccessEntry, RawAccessValue, RawModelOptions, RawValue } from './facts.ts';
+import { readValue } from './value.ts';
 
 interface Ctx {
   readonly file: string;
@@ -34,12 +35,14 @@ function readModel(ctx: Ctx, name: string, value: Expression): RawModelOptions[]
   if (!object) return [];
   let access: RawAccessEntry[] = [];
   let publicRead: RawModelOptions['publicRead'] = null;
+  let on: RawValue | null = null;
   for (const [key, option] of entries(ctx, object, `models.${name}`)) {
     if (key === 'access') access = readAccess(ctx, name, option);
     else if (key === 'publicRead') publicRead = readPublicRead(ctx, name, option);
-    else ctx.diagnostics.push(diagnostic('UNKNOWN_OPTION', at(ctx, option), `unknown option ${key} on model ${name} (expected access or publicRead)`));
+    else if (key === 'on') on = readValue(option, ctx.file, ctx.diagnostics);
+    else ctx.diagnostics.push(diagnostic('UNKNOWN_OPTION', at(ctx, option), `unknown option ${key} on model ${name} (expected access, publicRead or on)`));
   }
-  return [{ name, access, publicRead, at: at(ctx, value) }];
+  return [{ name, access, publicRead, on, at: at(ctx, value) }];
 }
 
 function readAccess(ctx: Ctx, model: string, value: Expression): RawAccessEntry[] {
@@ -119,7 +122,7 @@ function stringValue(node: Expression): string | null {
 }
 
 /** Looks through `x as const`, `x satisfies T` and parentheses. */
-function unwrap(node: Expression): Expression {
+export function unwrap(node: Expression): Expression {
   if (Node.isAsExpression(node) || Node.isSatisfiesExpression(node) || Node.isParenthesizedExpression(node)) {
     return unwrap(node.getExpression());
   }

@@ -58,6 +58,8 @@ export interface RawModelOptions {
   readonly name: string;
   readonly access: readonly RawAccessEntry[];
   readonly publicRead: { readonly fields: readonly string[]; readonly at: SourceLocation } | null;
+  /** `on: { created: [...], ... }` action bindings as written; null when absent. */
+  readonly on?: RawValue | null;
   readonly at: SourceLocation;
 }
 
@@ -67,6 +69,28 @@ export interface RawSchema {
   readonly aliases: readonly RawAlias[];
   /** Entries of `defineSchema({ models })`, in source order; empty without a default export. */
   readonly models: readonly RawModelOptions[];
+  /** `defineSchema({ actions })` as written; null when absent. */
+  readonly actions?: RawValue | null;
+  /** `defineSchema({ workflows })` as written; null when absent. */
+  readonly workflows?: RawValue | null;
   /** Things the parser could not read (computed values, unsupported syntax). */
   readonly diagnostics: readonly Diagnostic[];
+  /** Local names of the types imported from `svc-gen/schema` (`Media`, or its alias), by exported name. */
+  readonly schemaImports: Readonly<Record<string, string>>;
+}
+
+/** A literal value of schema.ts with the line of every node (the `actions`, `on` and `workflows` blocks). */
+export type RawValue =
+  | { readonly kind: 'string'; readonly value: string; readonly at: SourceLocation }
+  | { readonly kind: 'number'; readonly value: number; readonly at: SourceLocation }
+  | { readonly kind: 'boolean'; readonly value: boolean; readonly at: SourceLocation }
+  | { readonly kind: 'null'; readonly at: SourceLocation }
+  | { readonly kind: 'array'; readonly items: readonly RawValue[]; readonly at: SourceLocation }
+  | { readonly kind: 'object'; readonly entries: readonly RawEntry[]; readonly at: SourceLocation };
+
+/** `key: value` of an object literal; `at` is the key's line. */
+export interface RawEntry {
+  readonly key: string;
+  readonly value: RawValue;
+  readonly at: SourceLocation;
 }

@@ -4,6 +4,7 @@
  */
 import { Node, Project, type InterfaceDeclaration, type PropertySignature, type SourceFile } from 'ts-morph';
 import { diagnostic, type Diagnostic } from '../diagnostics.ts';
+import { readAutomation } from './automation.ts';
 import { readConfig } from './config.ts';
 import type { RawAlias, RawField, RawInterface, RawSchema } from './facts.ts';
 import { readTags } from './jsdoc.ts';
@@ -21,7 +22,20 @@ export function parseSchemaSource(text: string, file: string): RawSchema {
   const interfaces = source.getInterfaces().filter((i) => i.isExported()).map((i) => readInterface(i, file, diagnostics));
   const aliases = readAliases(source, file);
   const models = readConfig(source, file, diagnostics);
-  return { file, interfaces, aliases, models, diagnostics };
+  const { actions, workflows } = readAutomation(source, file, diagnostics);
+  return { file, interfaces, aliases, models, actions, workflows, diagnostics, schemaImports: readSchemaImports(source) };
+}
+
+/** `import { type Media as Avatar } from 'svc-gen/schema'` -> { Media: 'Avatar' }. */
+function readSchemaImports(source: SourceFile): Record<string, string> {
+  const names: Record<string, string> = {};
+  for (const declaration of source.getImportDeclarations()) {
+    if (declaration.getModuleSpecifierValue() !== 'svc-gen/schema') continue;
+    for (const named of declaration.getNamedImports()) {
+      names[named.getName()] = named.getAliasNode()?.getText() ?? named.getName();
+    }
+  }
+  return names;
 }
 
 /** Syntax only: no type checking, no imports resolved. */

@@ -12,17 +12,33 @@ import type { SessionAuthenticator } from './authenticator.ts';
 import type { PasswordHasher } from './passwords.ts';
 import { checkNewPassword, jsonObject, normaliseEmail, optionalString, parseRole } from './policy.ts';
 import { syncUserSessions } from './sessions.ts';
-import { adminUser, insertUser, isUniqueViolation, listUsers, patchUser, type UserPatch } from './users.ts';
+import { adminUser, insertUser, isUniqueViolation, listUsers, patchUser, type PriorUser, type UserPatch, type UserRow } from './users.ts';
+import { userActor, type AuditLog } from '../audit/index.ts';
+import type Koa from 'koa';
 
 export interface AdminRouteOptions {
   readonly db: Db;
   readonly auth: SessionAuthenticator;
   readonly hasher: PasswordHasher;
   readonly config: Config;
+  readonly audit: AuditLog;
+}
+
+/** `{field: [old, new]}` of the fields the patch named. */
+function patchChanges(user: UserRow & PriorUser, patch: UserPatch): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  if (patch.role !== undefined) changes.role = [user.prior_role, user.role];
+  if (patch.tenantId !== undefined) changes.tenantId = [user.prior_tenant_id, user.tenant_id];
+  if (patch.disabled !== undefined) changes.disabled = [user.prior_disabled, user.disabled];
+  return changes;
 }
 
 export function mountAdminRoutes(router: Router, options: AdminRouteOptions): void {
-  const { db, hasher, config, auth } = options;
+  const { db, hasher, config, auth, audit } = options;
+  const entry = (koa: Koa.Context, action: 'user.create' | 'user.update', user: UserRow, changes: Record<string, unknown>) => ({
+    action, tenantId: user.tenant_id, actor: userActor(koa.state.principal), entityType: 'User', entityId: user.id,
+    changes, request: audit.requestOf(koa),
+  });
   const admin = requireRole(auth, ['Admin']);
   router.post('/auth/users', admin, async (ctx) => {
     const body = jsonObject(ctx.request.body);
@@ -33,7 +49,12 @@ export function mountAdminRoutes(router: Router, options: AdminRouteOptions): vo
     const role = parseRole(body.role ?? 'Viewer');
     const tenantId = optionalString(body, 'tenantId') ?? optionalString(body, 'tenant_id');
     try {
-      const user = await insertUser(db, { id: newId(), email, passwordHash: await hasher.hash(password), role, tenantId });
+      const passwordHash = await hasher.hash(password);
+      const user = await db.tx('svc-auth-create-user', async (t) => {
+        const created = await insertUser(t, { id: newId(), email, passwordHash, role, tenantId });
+        await audit.record(t, entry(ctx, 'user.create', created, { email, role, tenantId }));
+        return created;
+      });
       ctx.status = 201;
       ctx.body = adminUser(user);
     } catch (error) {
@@ -52,6 +73,7 @@ export function mountAdminRoutes(router: Router, options: AdminRouteOptions): vo
       const updated = await patchUser(t, ctx.params.id, patch);
       // Live sessions take the new role/tenant; disabling is enforced by the authenticator's join.
       if (updated) await syncUserSessions(t, updated);
+      if (updated) await audit.record(t, entry(ctx, 'user.update', updated, patchChanges(updated, patch)));
       return updated;
     });
     if (!user) throw notFound('user not found');

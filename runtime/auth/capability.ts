@@ -29,13 +29,16 @@ export const auth: Capability = {
     const hasher = new PasswordHasher(ctx.config.auth.argon2);
     const authenticator = await createSessionAuthenticator(db, ctx.notifier, ctx.services.tokens);
     ctx.services.auth = authenticator;
-    const accounts = new Accounts({ db, config, tokens: ctx.services.tokens, hasher, log, invalidate: authenticator.invalidate });
+    const { audit } = ctx.services;
+    const accounts = new Accounts({ db, config, tokens: ctx.services.tokens, hasher, log, invalidate: authenticator.invalidate, audit });
     ctx.services.accounts = accounts;
-    await bootstrapAdmin(db, config, hasher, log);
+    await bootstrapAdmin(db, config, hasher, log, audit);
     await pruneLoginAttempts(db);
-    mountAccountRoutes(router, { accounts, auth: authenticator, db, selfRegistration: config.auth.selfRegistration });
-    mountAdminRoutes(router, { db, auth: authenticator, hasher, config });
-    mountOAuthRoutes(router, { providers: config.auth.oauth, db, accounts, log });
+    mountAccountRoutes(router, {
+      accounts, auth: authenticator, db, selfRegistration: config.auth.selfRegistration, trustForwardedFor: config.rateLimit.trustForwardedFor, audit,
+    });
+    mountAdminRoutes(router, { db, auth: authenticator, hasher, config, audit });
+    mountOAuthRoutes(router, { providers: config.auth.oauth, db, accounts, log, audit });
     if (config.auth.oauth.length > 0) log.info({ providers: config.auth.oauth.map((p) => p.name) }, 'oauth providers');
     return { stop: () => authenticator.stop() };
   },

@@ -5,8 +5,8 @@
  */
 import type Koa from 'koa';
 import type { Role } from '../ir/types.ts';
-import { forbidden, unauthorized } from '../http/errors.ts';
-import type { Principal } from './tokens.ts';
+import { forbidden, unauthorized, unavailable } from '../http/errors.ts';
+import { InvalidTokenError, type Principal } from './tokens.ts';
 
 export interface Authenticator {
   /** Verifies signature, expiry and that the session is still live; throws InvalidTokenError. */
@@ -24,17 +24,27 @@ export function bearerToken(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-/** Resolves the caller from `Authorization: Bearer`, or throws 401. */
+/**
+ * Resolves the caller from `Authorization: Bearer`, or throws 401. Only a
+ * refused token is a 401: when the session cannot be checked (the database is
+ * down) the answer is 503 with Retry-After, so clients keep their users logged in.
+ */
 export async function principalOf(ctx: Koa.Context, auth: Authenticator): Promise<Principal> {
   if (ctx.state.principal) return ctx.state.principal;
   const token = bearerToken(ctx.get('authorization'));
   if (!token) throw unauthorized();
-  try {
-    ctx.state.principal = await auth.authenticate(token);
-  } catch {
-    throw unauthorized('invalid or expired token');
-  }
+  ctx.state.principal = await authenticateOr503(auth, token);
   return ctx.state.principal;
+}
+
+/** `auth.authenticate`, with a refused token as 401 and any other failure as 503. */
+export async function authenticateOr503(auth: Authenticator, token: string): Promise<Principal> {
+  try {
+    return await auth.authenticate(token);
+  } catch (error) {
+    if (error instanceof InvalidTokenError) throw unauthorized('invalid or expired token');
+    throw unavailable();
+  }
 }
 
 export function requireUser(auth: Authenticator): Koa.Middleware {
@@ -57,17 +67,3 @@ export const requireAdmin = (auth: Authenticator) => requireRole(auth, ['Admin']
 
 /** "Admin or Manager" (audit). */
 export const requireAdminOrManager = (auth: Authenticator) => requireRole(auth, ['Admin', 'Manager']);
-
-/**
- * The tenant a request acts in. A tenant-bound user always acts in its own
- * tenant and may not name another; a user without a tenant may pick one with
- * X-Tenant-ID, else acts in the global scope (rows whose tenant_id is null).
- */
-export function resolveTenant(principal: Principal, header: string | undefined | null): string | null {
-  const requested = header?.trim() || null;
-  if (principal.tenantId !== null) {
-    if (requested !== null && requested !== principal.tenantId) throw forbidden('tenant not allowed');
-    return principal.tenantId;
-  }
-  return requested;
-}

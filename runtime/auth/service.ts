@@ -11,7 +11,8 @@ import type { PasswordHasher } from './passwords.ts';
 import { checkNewPassword, normaliseEmail, optionalString, requirePassword } from './policy.ts';
 import { createSession, revokeSession, rotateRefreshToken } from './sessions.ts';
 import { claimLoginAttempt, clearLoginAttempts } from './throttle.ts';
-import type { TokenSigner } from './tokens.ts';
+import type { Principal, TokenSigner } from './tokens.ts';
+import { ANONYMOUS_ACTOR, type AuditAction, type AuditLog, type AuditRequest } from '../audit/index.ts';
 import {
   findUserByEmail, findUserById, insertUser, isUniqueViolation, publicUser, setPasswordHash, type UserRow,
 } from './users.ts';
@@ -34,38 +35,62 @@ export interface AccountDeps {
    * arrives asynchronously, and the caller's next request must already see it.
    */
   readonly invalidate: (key: string) => void;
+  readonly audit: AuditLog;
 }
+
+/** What an account operation's audit entry needs from its HTTP request (null: in-process). */
+export type Origin = AuditRequest | null;
+
+const asActor = (user: { id: string; role: string }) => ({ kind: 'user' as const, id: user.id, role: user.role });
 
 const INVALID_CREDENTIALS = 'invalid email or password';
 
 export class Accounts {
   constructor(private readonly deps: AccountDeps) {}
 
-  /** Opens a session for `user` and signs its first token pair. */
-  async issue(user: UserRow, withTenant = false): Promise<TokenPair> {
-    const { db, config } = this.deps;
-    const session = await db.tx('svc-auth-session', (t) => createSession(t, user, config.auth.refreshTokenTtlSecs));
+  /** Opens a session for `user` and signs its first token pair; `action` is audited in the session's transaction. */
+  async issue(user: UserRow, withTenant = false, action: AuditAction = 'auth.login', origin: Origin = null): Promise<TokenPair> {
+    const { db, config, audit } = this.deps;
+    const session = await db.tx('svc-auth-session', async (t) => {
+      const opened = await createSession(t, user, config.auth.refreshTokenTtlSecs);
+      await audit.record(t, {
+        action, tenantId: user.tenant_id, actor: asActor(user), entityType: 'User', entityId: user.id, request: origin,
+      });
+      return opened;
+    });
     return this.pair(user, session.sessionId, session.refreshToken, withTenant);
   }
 
-  async login(body: Record<string, unknown>): Promise<TokenPair> {
+  /** `client`: the caller's address, a key of the login throttle (throttle.ts); `origin`: the request, for audit. */
+  async login(body: Record<string, unknown>, client: string, origin: Origin = null): Promise<TokenPair> {
     const email = normaliseEmail(body.email);
     const password = requirePassword(body.password);
-    const claim = await claimLoginAttempt(this.deps.db, email);
+    const failed = (user: UserRow | null, reason: string) => this.deps.audit.denied({
+      action: 'auth.login_failed', tenantId: user?.tenant_id ?? null, actor: ANONYMOUS_ACTOR,
+      entityType: 'User', entityId: user?.id ?? null, changes: { email, reason }, request: origin,
+    });
+    const claim = await claimLoginAttempt(this.deps.db, email, client);
     if (!claim.allowed) {
+      await failed(null, 'throttled');
       throw new HttpError(429, 'rate_limited', { retryAfter: claim.retryAfterSecs, reason: 'too many failed login attempts' },
         { 'Retry-After': String(claim.retryAfterSecs) });
     }
     const user = await findUserByEmail(this.deps.db, email);
     const verdict = await this.deps.hasher.verify(user?.password_hash ?? null, password);
-    if (!user || !verdict.ok) throw unauthorized(INVALID_CREDENTIALS);
-    if (user.disabled) throw forbidden('account disabled');
+    if (!user || !verdict.ok) {
+      await failed(user, 'invalid credentials');
+      throw unauthorized(INVALID_CREDENTIALS);
+    }
+    if (user.disabled) {
+      await failed(user, 'account disabled');
+      throw forbidden('account disabled');
+    }
     await clearLoginAttempts(this.deps.db, email);
     if (verdict.rehash) await this.upgradeHash(user, password);
-    return this.issue(user);
+    return this.issue(user, false, 'auth.login', origin);
   }
 
-  async register(body: Record<string, unknown>): Promise<TokenPair> {
+  async register(body: Record<string, unknown>, origin: Origin = null): Promise<TokenPair> {
     const { auth } = this.deps.config;
     const email = normaliseEmail(body.email);
     const password = checkNewPassword(body.password, { minLength: auth.passwordMinLength, requireComplexity: auth.passwordRequireComplexity });
@@ -78,21 +103,33 @@ export class Accounts {
         id, email, passwordHash, role: auth.selfRegistrationRole, tenantId,
         firstName: optionalString(body, 'firstName'), lastName: optionalString(body, 'lastName'),
       });
-      return await this.issue(user, true);
+      return await this.issue(user, true, 'auth.register', origin);
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict('email already registered');
       throw error;
     }
   }
 
-  async refresh(refreshToken: string): Promise<TokenPair> {
+  async refresh(refreshToken: string, origin: Origin = null): Promise<TokenPair> {
     const ttl = this.deps.config.auth.refreshTokenTtlSecs;
+    const { audit } = this.deps;
     const outcome = await this.deps.db.tx('svc-auth-refresh', async (t) => {
       const rotation = await rotateRefreshToken(t, refreshToken, ttl);
       // Committed, not thrown: the revocation must survive the 401 that follows.
       if (rotation.kind === 'reused') await revokeSession(t, rotation.sessionId, 'refresh token reuse');
+      if (rotation.kind !== 'invalid') {
+        await audit.record(t, {
+          action: rotation.kind === 'reused' ? 'auth.refresh_reuse' : 'auth.refresh',
+          outcome: rotation.kind === 'reused' ? 'denied' : 'success', tenantId: rotation.tenantId,
+          actor: rotation.kind === 'reused' ? ANONYMOUS_ACTOR : { kind: 'user', id: rotation.userId, role: rotation.role },
+          entityType: 'User', entityId: rotation.userId, request: origin,
+        });
+      }
       return rotation;
     });
+    if (outcome.kind === 'invalid') {
+      await audit.denied({ action: 'auth.refresh', tenantId: null, actor: ANONYMOUS_ACTOR, request: origin });
+    }
     if (outcome.kind === 'reused') {
       this.deps.invalidate(`s:${outcome.sessionId}`);
       this.deps.log.warn({ sessionId: outcome.sessionId }, 'refresh token reuse: session revoked');
@@ -103,8 +140,15 @@ export class Accounts {
     return this.pair(user, outcome.sessionId, outcome.refreshToken, false);
   }
 
-  async logout(sessionId: string): Promise<void> {
-    await this.deps.db.tx('svc-auth-logout', (t) => revokeSession(t, sessionId, 'logout'));
+  async logout(principal: Pick<Principal, 'userId' | 'role' | 'tenantId'> & { sessionId: string }, origin: Origin = null): Promise<void> {
+    const { sessionId } = principal;
+    await this.deps.db.tx('svc-auth-logout', async (t) => {
+      await revokeSession(t, sessionId, 'logout');
+      await this.deps.audit.record(t, {
+        action: 'auth.logout', tenantId: principal.tenantId, actor: { kind: 'user', id: principal.userId, role: principal.role },
+        entityType: 'User', entityId: principal.userId, request: origin,
+      });
+    });
     this.deps.invalidate(`s:${sessionId}`);
   }
 

@@ -54,9 +54,12 @@ export async function createSession(
 }
 
 export type Rotation =
-  | { readonly kind: 'rotated'; readonly sessionId: string; readonly userId: string; readonly refreshToken: string }
+  | {
+    readonly kind: 'rotated'; readonly sessionId: string; readonly userId: string; readonly refreshToken: string;
+    readonly role: Role; readonly tenantId: string | null;
+  }
   | { readonly kind: 'invalid' }
-  | { readonly kind: 'reused'; readonly sessionId: string };
+  | { readonly kind: 'reused'; readonly sessionId: string; readonly userId: string; readonly tenantId: string | null };
 
 /**
  * Consumes a refresh token. `invalid`: unknown, expired, or its session is
@@ -64,23 +67,28 @@ export type Rotation =
  */
 export async function rotateRefreshToken(t: Tx, token: string, ttlSecs: number): Promise<Rotation> {
   const hash = hashToken(token);
-  const used = await t.oneOrNone<{ session_id: string; user_id: string }>(
+  const used = await t.oneOrNone<{ session_id: string; user_id: string; role: Role; tenant_id: string | null }>(
     `update svc_refresh_tokens r set used_at = now()
        from svc_sessions s
       where r.token_hash = $1 and r.used_at is null and r.expires_at > now()
         and s.id = r.session_id and s.revoked_at is null and s.expires_at > now()
-      returning r.session_id, s.user_id`,
+      returning r.session_id, s.user_id, s.role, s.tenant_id`,
     [hash],
   );
   if (used) {
     const refreshToken = await insertRefreshToken(t, used.session_id, ttlSecs);
-    return { kind: 'rotated', sessionId: used.session_id, userId: used.user_id, refreshToken };
+    return {
+      kind: 'rotated', sessionId: used.session_id, userId: used.user_id, refreshToken, role: used.role, tenantId: used.tenant_id,
+    };
   }
-  const known = await t.oneOrNone<{ session_id: string; used: boolean }>(
-    'select session_id, used_at is not null as used from svc_refresh_tokens where token_hash = $1',
+  const known = await t.oneOrNone<{ session_id: string; used: boolean; user_id: string; tenant_id: string | null }>(
+    `select r.session_id, r.used_at is not null as used, s.user_id, s.tenant_id
+       from svc_refresh_tokens r join svc_sessions s on s.id = r.session_id where r.token_hash = $1`,
     [hash],
   );
-  return known?.used ? { kind: 'reused', sessionId: known.session_id } : { kind: 'invalid' };
+  return known?.used
+    ? { kind: 'reused', sessionId: known.session_id, userId: known.user_id, tenantId: known.tenant_id }
+    : { kind: 'invalid' };
 }
 
 /** Revokes a session and tells every instance on commit. */
@@ -107,7 +115,11 @@ export async function syncUserSessions(t: Tx, user: { id: string; role: Role; te
   await announceSessionChange(t, `u:${user.id}`);
 }
 
-/** pg_notify in the transaction: delivered to every instance when it commits, never before. */
+/**
+ * pg_notify in the transaction: delivered to every instance when it commits,
+ * never before. A rare control message (logout, revocation, an admin's user
+ * edit), never on a record or job write path (ADR 010).
+ */
 export async function announceSessionChange(t: Tx, payload: string): Promise<void> {
   await t.result('select pg_notify($1, $2)', [SESSIONS_CHANNEL, payload]);
 }

@@ -1,29 +1,36 @@
 /**
- * Per-account login throttle, in the database so it holds across instances.
+ * Login throttle, in the database so it holds across instances.
  *
- * Policy: every attempt for an email is counted before the password is
- * checked (so parallel guesses cannot slip past the limit); a success clears
- * the count. From the FREE_ATTEMPTS-th attempt on, the account is locked for
- * 2^(n - FREE_ATTEMPTS) seconds, at most MAX_LOCK_SECS; attempts while it is
- * locked answer 429 without checking the password (even a correct one). A
- * count idle for RESET_AFTER_SECS starts over. Unknown emails are throttled
- * the same way, so the answer reveals nothing about which accounts exist.
+ * Two counts per attempt, both taken before the password is checked (so
+ * parallel guesses cannot slip past a limit):
+ * - per (account, client address): from the FREE_ATTEMPTS-th attempt on, that
+ *   address is locked out of that account for 2^(n - FREE_ATTEMPTS) seconds,
+ *   at most MAX_LOCK_SECS. A stranger's guesses lock the stranger, not the owner.
+ * - per account (client ''): the ceiling against guesses spread over many
+ *   addresses, from ACCOUNT_FREE_ATTEMPTS on, with the same back-off.
+ * Attempts while locked answer 429 without checking the password (even a
+ * correct one). A success clears the account's counts. A count idle for
+ * RESET_AFTER_SECS starts over. Unknown emails are throttled the same way, so
+ * the answer reveals nothing about which accounts exist.
  */
 import type { Db } from '../db/index.ts';
 
 export const FREE_ATTEMPTS = 5;
+export const ACCOUNT_FREE_ATTEMPTS = 50;
 export const MAX_LOCK_SECS = 15 * 60;
 // Longer than MAX_LOCK_SECS: waiting out the longest lock must not also wipe the count.
 export const RESET_AFTER_SECS = 60 * 60;
+/** The client key of the account-wide count. */
+const ANY_CLIENT = '';
 
 export type Claim = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSecs: number };
 
-/** Counts one attempt atomically; refuses it while the account is locked. */
-export async function claimLoginAttempt(db: Db, email: string): Promise<Claim> {
+/** Counts one attempt on (email, client) atomically; null when that key is locked. */
+async function count(db: Db, email: string, client: string, free: number): Promise<boolean> {
   const row = await db.oneOrNone<{ attempts: number }>(
-    `insert into svc_login_throttle as l (email, attempts, last_attempt_at, locked_until)
-     values ($1, 1, now(), null)
-     on conflict (email) do update set
+    `insert into svc_login_throttle as l (email, client, attempts, last_attempt_at, locked_until)
+     values ($1, $5, 1, now(), null)
+     on conflict (email, client) do update set
        attempts = case when l.last_attempt_at < now() - $2 * interval '1 second' then 1 else l.attempts + 1 end,
        last_attempt_at = now(),
        locked_until = case
@@ -32,12 +39,20 @@ export async function claimLoginAttempt(db: Db, email: string): Promise<Claim> {
          else null end
      where l.locked_until is null or l.locked_until <= now()
      returning attempts`,
-    [email, RESET_AFTER_SECS, FREE_ATTEMPTS, MAX_LOCK_SECS],
+    [email, RESET_AFTER_SECS, free, MAX_LOCK_SECS, client],
   );
-  if (row) return { allowed: true };
+  return row !== null;
+}
+
+/** Counts one attempt for the client and for the account; refuses it while either is locked. */
+export async function claimLoginAttempt(db: Db, email: string, client: string): Promise<Claim> {
+  const byClient = await count(db, email, client, FREE_ATTEMPTS);
+  const byAccount = byClient && (await count(db, email, ANY_CLIENT, ACCOUNT_FREE_ATTEMPTS));
+  if (byClient && byAccount) return { allowed: true };
   const lock = await db.oneOrNone<{ secs: number }>(
-    'select ceil(extract(epoch from locked_until - now()))::int as secs from svc_login_throttle where email = $1',
-    [email],
+    `select ceil(extract(epoch from max(locked_until) - now()))::int as secs from svc_login_throttle
+      where email = $1 and client in ($2, $3) and locked_until > now()`,
+    [email, client, ANY_CLIENT],
   );
   return { allowed: false, retryAfterSecs: Math.max(1, lock?.secs ?? 1) };
 }

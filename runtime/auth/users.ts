@@ -74,15 +74,24 @@ export function setPasswordHash(q: Q, id: string, hash: string): Promise<null> {
   return q.none('update svc_users set password_hash = $2, updated_at = now() where id = $1', [id, hash]);
 }
 
-/** Applies the fields present in `patch`; null when the user does not exist. */
-export function patchUser(q: Q, id: string, patch: UserPatch): Promise<UserRow | null> {
-  return q.oneOrNone<UserRow>(
-    `update svc_users set
-        role = case when $2 then $3 else role end,
-        tenant_id = case when $4 then $5 else tenant_id end,
-        disabled = case when $6 then $7 else disabled end,
+/** The patchable fields before a patch (for the audit entry's `{field: [old, new]}`). */
+export interface PriorUser {
+  readonly prior_role: Role;
+  readonly prior_tenant_id: string | null;
+  readonly prior_disabled: boolean;
+}
+
+/** Applies the fields present in `patch`; null when the user does not exist. Returns the old values beside the new row. */
+export function patchUser(q: Q, id: string, patch: UserPatch): Promise<(UserRow & PriorUser) | null> {
+  return q.oneOrNone<UserRow & PriorUser>(
+    `update svc_users u set
+        role = case when $2 then $3 else u.role end,
+        tenant_id = case when $4 then $5 else u.tenant_id end,
+        disabled = case when $6 then $7 else u.disabled end,
         updated_at = now()
-      where id = $1 returning *`,
+       from (select id, role, tenant_id, disabled from svc_users where id = $1 for update) prior
+      where u.id = prior.id
+      returning u.*, prior.role as prior_role, prior.tenant_id as prior_tenant_id, prior.disabled as prior_disabled`,
     [id, patch.role !== undefined, patch.role ?? null, patch.tenantId !== undefined, patch.tenantId ?? null,
       patch.disabled !== undefined, patch.disabled ?? null],
   );

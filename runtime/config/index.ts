@@ -11,7 +11,10 @@ export { ConfigError } from './read.ts';
 export type { Env } from './read.ts';
 
 export type HistoryPolicy = 'full' | 'retained' | 'off';
+export type AuditPolicy = 'full' | 'metadata' | 'off';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+/** `json`: one JSON object per line (for collectors); `pretty`: for a person at a terminal. */
+export type LogFormat = 'json' | 'pretty';
 export type RegistrationTenant =
   | { readonly mode: 'none' }
   | { readonly mode: 'per-user' }
@@ -47,8 +50,26 @@ export interface Config {
   readonly corsOrigins: readonly string[] | null;
   readonly schemaPath: string | null;
   readonly logLevel: LogLevel;
+  /** SVC_LOG_FORMAT; `svc-gen dev` defaults it to `pretty`. */
+  readonly logFormat: LogFormat;
   readonly maxBodyBytes: number;
   readonly dbPoolSize: number;
+  /**
+   * The database topology (docs/deploy.md, "Topology"): a connection pooler in
+   * front of Postgres (SVC_DB_POOLER), the direct URL that sessions need
+   * (LISTEN, migrations' advisory lock), and named prepared statements.
+   */
+  readonly db: {
+    readonly pooler: 'none' | 'transaction';
+    /** SVC_DIRECT_DATABASE_URL: Postgres itself, bypassing the pooler; null = DATABASE_URL. */
+    readonly directUrl: string | null;
+    /** SVC_DB_PREPARED: named prepared statements for record queries (default: off behind a transaction pooler). */
+    readonly prepared: boolean;
+    /** SVC_READ_DATABASE_URL: a streaming replica for record reads and public read; null = the primary. */
+    readonly readUrl: string | null;
+  };
+  /** SVC_ALLOW_UNKNOWN_MIGRATIONS: serve (ready) on a database migrated by a newer version. */
+  readonly allowUnknownMigrations: boolean;
   readonly auth: {
     readonly jwtSecret: string;
     /** True when JWT_SECRET was not set (development only). */
@@ -73,8 +94,13 @@ export interface Config {
     readonly trustForwardedFor: boolean;
   };
   readonly jobs: { readonly reclaimIntervalSecs: number };
+  /** Actions (CONTRACT section 11): writes deeper than maxDepth automated hops enqueue no further action. */
+  readonly actions: { readonly maxDepth: number };
+  readonly workflows: WorkflowsConfig;
   readonly publicRead: PublicReadConfig;
   readonly history: { readonly policy: HistoryPolicy; readonly retainDays: number };
+  /** Audit log (CONTRACT section 9); retainDays null keeps every entry. */
+  readonly audit: { readonly policy: AuditPolicy; readonly retainDays: number | null };
   readonly realtime: {
     /** Largest client frame handled; above it an `frame_too_large` error frame. */
     readonly maxFrameBytes: number;
@@ -85,8 +111,74 @@ export interface Config {
     /** Interval of the instance heartbeat; an instance silent for 3 of them is dead. */
     readonly heartbeatMs: number;
     readonly maxChannelsPerConnection: number;
+    /** SVC_BUS_URL: a Redis URL for the cross-instance fan-out; null rides Postgres NOTIFY. */
+    readonly busUrl: string | null;
   };
-  readonly mediaDir: string;
+  readonly media: MediaConfig;
+  /** SVC_METRICS_TOKEN: bearer token for GET /metrics; null = loopback clients only. */
+  readonly metrics: { readonly token: string | null };
+  /** Bounded work per GraphQL request (docs/adr/013-request-cost-limits.md). */
+  readonly graphql: GraphQLLimits;
+  /** Named prepared statements kept per pooled connection (least recently used are deallocated). */
+  readonly maxPreparedStatements: number;
+  readonly http: {
+    /** server.headersTimeout: a client must send its headers within this. */
+    readonly headersTimeoutMs: number;
+    /** server.requestTimeout: the whole request, body included, must arrive within this. */
+    readonly requestTimeoutMs: number;
+    /** server.maxConnections: sockets above it are refused at accept. */
+    readonly maxConnections: number;
+  };
+}
+
+export interface WorkflowsConfig {
+  /** SVC_WORKFLOW_HTTP_ALLOW: origins (`https://hooks.example.com`) an `http` step may reach; empty: none. */
+  readonly httpAllow: readonly string[];
+  /** SVC_WORKFLOW_LEASE_SECS: how long a runner holds a step; a crashed runner's step is resumed after it. */
+  readonly leaseSecs: number;
+  /** SVC_WORKFLOW_CONCURRENCY: steps one instance runs at once. */
+  readonly concurrency: number;
+  /** SVC_WORKFLOW_POLL_MS: how often an idle runner looks for steps other instances made due. */
+  readonly pollMs: number;
+}
+
+export interface MediaConfig {
+  readonly driver: 'local' | 's3';
+  /** Folder of the local driver (SVC_MEDIA_DIR). */
+  readonly dir: string;
+  readonly maxBytes: number;
+  /** Lowercased content types allowed beside the default ones (SVC_MEDIA_ALLOWED_TYPES). */
+  readonly allowedTypes: readonly string[];
+  /** Life of a presigned upload and grace of unreferenced bytes before the sweep removes them. */
+  readonly uploadTtlSecs: number;
+  readonly sweepIntervalSecs: number;
+  /** Base URL clients reach this server at (local upload URLs); null: from the request's Host. */
+  readonly publicUrl: string | null;
+  readonly s3: {
+    readonly bucket: string | null;
+    readonly endpoint: string | null;
+    readonly region: string;
+    readonly forcePathStyle: boolean;
+    /** AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN; null: the SDK's default chain (profiles, roles). */
+    readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string } | null;
+  };
+}
+
+export interface GraphQLLimits {
+  /** Root fields (aliases included) of one operation. */
+  readonly maxRootFields: number;
+  /** Sum of `limit`/`first` (their defaults when absent) over the document. */
+  readonly maxRows: number;
+  /** Nesting of AND/OR/NOT and operator objects in one `where`. */
+  readonly maxWhereDepth: number;
+  /** Conditions and values in one `where`. */
+  readonly maxWhereNodes: number;
+  /** Execution time of one request; above it the request is answered with an error. */
+  readonly timeoutMs: number;
+  /** Size of one serialized response. */
+  readonly maxResponseBytes: number;
+  /** Live subscriptions on one graphql-ws socket. */
+  readonly maxSubscriptionsPerSocket: number;
 }
 
 /** Used only outside production when JWT_SECRET is unset; a warning is logged. */
@@ -104,6 +196,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (production && !databaseUrl) {
     throw new ConfigError('DATABASE_URL', 'is required when SVC_ENV=production (no embedded database in production)');
   }
+  const http = {
+    headersTimeoutMs: r.int('SVC_HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, 3_600_000),
+    requestTimeoutMs: r.int('SVC_HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    maxConnections: r.int('SVC_HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+  };
+  if (http.headersTimeoutMs > http.requestTimeoutMs) {
+    throw new ConfigError('SVC_HTTP_HEADERS_TIMEOUT_MS', `must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS (${http.requestTimeoutMs})`);
+  }
   return {
     env: production ? 'production' : 'development',
     databaseUrl,
@@ -112,8 +212,11 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: r.list('CORS_ORIGINS'),
     schemaPath: r.string('SVC_SCHEMA_PATH'),
     logLevel: r.oneOf('SVC_LOG_LEVEL', ['debug', 'info', 'warn', 'error'], 'info'),
+    logFormat: r.oneOf('SVC_LOG_FORMAT', ['json', 'pretty'], 'json'),
     maxBodyBytes: r.int('SVC_MAX_BODY_BYTES', 1024 * 1024, 1, 1024 * 1024 * 1024),
     dbPoolSize: r.int('SVC_DB_POOL_SIZE', 20, 1, 1000),
+    allowUnknownMigrations: r.bool('SVC_ALLOW_UNKNOWN_MIGRATIONS', false),
+    db: readDbTopology(r, databaseUrl),
     auth: {
       jwtSecret: jwtSecret ?? INSECURE_DEV_SECRET,
       insecureSecret: !jwtSecret,
@@ -140,20 +243,124 @@ export function loadConfig(env: Env = process.env): Config {
       trustForwardedFor: r.bool('SVC_TRUST_X_FORWARDED_FOR', true),
     },
     jobs: { reclaimIntervalSecs: r.number('SVC_JOB_RECLAIM_INTERVAL', 30, 0.05, 86_400) },
+    actions: { maxDepth: r.int('SVC_ACTION_MAX_DEPTH', 3, 0, 100) },
+    workflows: readWorkflows(r),
     publicRead: readPublicRead(env, r),
     history: {
       policy: r.oneOf('SVC_HISTORY_POLICY', ['full', 'retained', 'off'], 'full'),
       retainDays: r.number('SVC_HISTORY_RETAIN_DAYS', 30, 0, 36_500),
     },
-    mediaDir: r.string('SVC_MEDIA_DIR') ?? '.svc/media',
+    media: readMedia(r),
+    audit: {
+      policy: r.oneOf('SVC_AUDIT_POLICY', ['full', 'metadata', 'off'], 'full'),
+      retainDays: r.string('SVC_AUDIT_RETAIN_DAYS') === null ? null : r.int('SVC_AUDIT_RETAIN_DAYS', 0, 1, 36_500),
+    },
+    metrics: { token: readMetricsToken(r.string('SVC_METRICS_TOKEN')) },
     realtime: {
       maxFrameBytes: r.int('SVC_REALTIME_MAX_FRAME_BYTES', 64 * 1024, 256, 16 * 1024 * 1024),
       maxBufferedBytes: r.int('SVC_REALTIME_MAX_BUFFERED_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pingMs: r.int('SVC_REALTIME_PING_MS', 30_000, 50, 3_600_000),
       heartbeatMs: r.int('SVC_REALTIME_HEARTBEAT_MS', 5_000, 50, 600_000),
       maxChannelsPerConnection: r.int('SVC_REALTIME_MAX_CHANNELS', 100, 1, 100_000),
+      busUrl: readBusUrl(r.url('SVC_BUS_URL')),
+    },
+    graphql: {
+      maxRootFields: r.int('SVC_GRAPHQL_MAX_ROOT_FIELDS', 20, 1, 10_000),
+      maxRows: r.int('SVC_GRAPHQL_MAX_ROWS', 5_000, 1, 10_000_000),
+      maxWhereDepth: r.int('SVC_GRAPHQL_MAX_WHERE_DEPTH', 10, 1, 1_000),
+      maxWhereNodes: r.int('SVC_GRAPHQL_MAX_WHERE_NODES', 500, 1, 1_000_000),
+      timeoutMs: r.int('SVC_GRAPHQL_TIMEOUT_MS', 15_000, 10, 3_600_000),
+      maxResponseBytes: r.int('SVC_GRAPHQL_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      maxSubscriptionsPerSocket: r.int('SVC_GRAPHQL_MAX_SUBSCRIPTIONS', 100, 1, 100_000),
+    },
+    maxPreparedStatements: r.int('SVC_DB_MAX_PREPARED_STATEMENTS', 200, 0, 100_000),
+    http,
+  };
+}
+
+function readMedia(r: ReturnType<typeof readers>): MediaConfig {
+  const driver = r.oneOf('SVC_MEDIA_DRIVER', ['local', 's3'], 'local');
+  const bucket = r.string('SVC_MEDIA_S3_BUCKET');
+  if (driver === 's3' && !bucket) throw new ConfigError('SVC_MEDIA_S3_BUCKET', 'is required when SVC_MEDIA_DRIVER=s3');
+  const allowedTypes = (r.list('SVC_MEDIA_ALLOWED_TYPES') ?? []).map((type) => type.toLowerCase());
+  const malformed = allowedTypes.find((type) => !/^[\w.+-]+\/[\w.+-]+$/.test(type));
+  if (malformed) throw new ConfigError('SVC_MEDIA_ALLOWED_TYPES', `entry "${malformed}" must be a content type such as text/html`);
+  return {
+    driver,
+    dir: r.string('SVC_MEDIA_DIR') ?? '.svc/media',
+    maxBytes: r.int('SVC_MEDIA_MAX_BYTES', 10 * 1024 * 1024, 1, 5 * 1024 * 1024 * 1024),
+    allowedTypes,
+    uploadTtlSecs: r.int('SVC_MEDIA_UPLOAD_TTL_SECS', 3600, 1, 30 * 86_400),
+    sweepIntervalSecs: r.number('SVC_MEDIA_SWEEP_INTERVAL_SECS', 300, 0.05, 86_400),
+    publicUrl: r.url('SVC_MEDIA_PUBLIC_URL')?.replace(/\/+$/, '') ?? null,
+    s3: {
+      bucket,
+      endpoint: r.url('SVC_MEDIA_S3_ENDPOINT'),
+      region: r.string('SVC_MEDIA_S3_REGION') ?? r.string('AWS_REGION') ?? 'us-east-1',
+      forcePathStyle: r.bool('SVC_MEDIA_S3_FORCE_PATH_STYLE', false),
+      // Read only for the s3 driver: AWS variables meant for other tools must not stop a local server.
+      credentials: driver === 's3' ? readAwsCredentials(r) : null,
     },
   };
+}
+
+function readAwsCredentials(r: ReturnType<typeof readers>): MediaConfig['s3']['credentials'] {
+  const accessKeyId = r.string('AWS_ACCESS_KEY_ID');
+  const secretAccessKey = r.string('AWS_SECRET_ACCESS_KEY');
+  if (!accessKeyId && !secretAccessKey) return null;
+  if (!accessKeyId) throw new ConfigError('AWS_ACCESS_KEY_ID', 'is required when AWS_SECRET_ACCESS_KEY is set');
+  if (!secretAccessKey) throw new ConfigError('AWS_SECRET_ACCESS_KEY', 'is required when AWS_ACCESS_KEY_ID is set');
+  const sessionToken = r.string('AWS_SESSION_TOKEN');
+  return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
+}
+
+function readWorkflows(r: ReturnType<typeof readers>): WorkflowsConfig {
+  const httpAllow = (r.list('SVC_WORKFLOW_HTTP_ALLOW') ?? []).map((entry) => {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new ConfigError('SVC_WORKFLOW_HTTP_ALLOW', `entry "${entry}" must be an origin such as https://hooks.example.com`);
+    }
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin + '/' !== url.href.replace(/\/?$/, '/')) {
+      throw new ConfigError('SVC_WORKFLOW_HTTP_ALLOW', `entry "${entry}" must be an http(s) origin without a path, such as https://hooks.example.com`);
+    }
+    return url.origin;
+  });
+  return {
+    httpAllow,
+    leaseSecs: r.int('SVC_WORKFLOW_LEASE_SECS', 30, 1, 3600),
+    concurrency: r.int('SVC_WORKFLOW_CONCURRENCY', 4, 1, 100),
+    pollMs: r.int('SVC_WORKFLOW_POLL_MS', 1000, 20, 60_000),
+  };
+}
+
+function readBusUrl(url: string | null): string | null {
+  if (url === null) return null;
+  const protocol = new URL(url).protocol;
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new ConfigError('SVC_BUS_URL', `must be a redis:// or rediss:// URL (got "${protocol}")`);
+  }
+  return url;
+}
+
+function readDbTopology(r: ReturnType<typeof readers>, databaseUrl: string | null): Config['db'] {
+  const pooler = r.oneOf('SVC_DB_POOLER', ['none', 'transaction'], 'none');
+  const directUrl = r.string('SVC_DIRECT_DATABASE_URL');
+  if (directUrl !== null && !/^postgres(ql)?:\/\//.test(directUrl)) {
+    throw new ConfigError('SVC_DIRECT_DATABASE_URL', 'must be a postgres:// URL');
+  }
+  if (pooler === 'transaction' && databaseUrl !== null && directUrl === null) {
+    throw new ConfigError('SVC_DIRECT_DATABASE_URL', 'is required when SVC_DB_POOLER=transaction (LISTEN and migrations need a session of their own)');
+  }
+  const readUrl = r.string('SVC_READ_DATABASE_URL');
+  if (readUrl !== null && !/^postgres(ql)?:\/\//.test(readUrl)) throw new ConfigError('SVC_READ_DATABASE_URL', 'must be a postgres:// URL');
+  return { pooler, directUrl, prepared: r.bool('SVC_DB_PREPARED', pooler !== 'transaction'), readUrl };
+}
+
+function readMetricsToken(value: string | null): string | null {
+  if (value !== null && value.length < 16) throw new ConfigError('SVC_METRICS_TOKEN', 'must be at least 16 characters');
+  return value;
 }
 
 function readRole(value: string | null): Role {

@@ -1,33 +1,66 @@
 /**
  * Core routes: /health (process up), /ready (database reachable and every
- * migration applied, else 503), /meta/schema (the IR), /schema.ts (the schema
- * file, development only).
+ * migration applied, else 503), /meta/schema (the IR, with every model's
+ * access rules: Admin only in production, CONTRACT section 15), /schema.ts
+ * (the schema file, development only).
+ *
+ * A database migrated by a newer version (applied migrations this build has no
+ * file for) is found at boot: one warning line, and /ready answers 503 naming
+ * them (a rollback to older code against a newer schema), unless
+ * SVC_ALLOW_UNKNOWN_MIGRATIONS=true. Unknown migrations applied after this
+ * instance booted (a newer version rolling out and migrating) leave it ready:
+ * they are listed as `newer`, so a rolling upgrade never empties the pool.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pendingMigrations } from '../db/index.ts';
-import { notFound } from '../http/errors.ts';
+import { pendingMigrations, unknownMigrations } from '../db/index.ts';
+import { principalOf } from '../auth/index.ts';
+import { forbidden, notFound } from '../http/errors.ts';
 import type { Capability } from '../service/types.ts';
 
 export const core: Capability = {
   name: 'core',
   async init(ctx) {
     const sets = ctx.migrations;
+    const unknownAtBoot = new Set(await unknownMigrations(ctx.db, sets));
+    const allowUnknown = ctx.config.allowUnknownMigrations;
+    if (unknownAtBoot.size > 0) {
+      ctx.log.warn({ unknown: [...unknownAtBoot] }, `the database has ${unknownAtBoot.size} migration(s) this build does not know `
+        + `(${[...unknownAtBoot].slice(0, 3).join(', ')}${unknownAtBoot.size > 3 ? ', ...' : ''}): it was migrated by a newer version; `
+        + (allowUnknown ? 'serving anyway (SVC_ALLOW_UNKNOWN_MIGRATIONS=true)'
+          : '/ready answers 503 until that version is deployed (or set SVC_ALLOW_UNKNOWN_MIGRATIONS=true)'));
+    }
     ctx.router.get('/health', (koa) => {
       koa.body = { status: 'ok' };
     });
     ctx.router.get('/ready', async (koa) => {
       try {
         const pending = await pendingMigrations(ctx.db, sets);
-        koa.status = pending.length === 0 ? 200 : 503;
-        koa.body = pending.length === 0 ? { status: 'ready' } : { status: 'not ready', error: 'migrations pending', pending };
+        if (pending.length > 0) {
+          koa.status = 503;
+          koa.body = { status: 'not ready', error: 'migrations pending', pending };
+          return;
+        }
+        const unknown = await unknownMigrations(ctx.db, sets);
+        const rolledBack = unknown.filter((name) => unknownAtBoot.has(name));
+        if (rolledBack.length > 0 && !allowUnknown) {
+          koa.status = 503;
+          koa.body = {
+            status: 'not ready',
+            error: 'the database was migrated by a newer version: these migrations are unknown to this build',
+            unknown: rolledBack,
+          };
+          return;
+        }
+        koa.body = unknown.length === 0 ? { status: 'ready' } : { status: 'ready', newer: unknown };
       } catch (error) {
         ctx.log.warn({ err: error }, 'readiness check failed');
         koa.status = 503;
         koa.body = { status: 'not ready', error: 'database unavailable' };
       }
     });
-    ctx.router.get('/meta/schema', (koa) => {
+    ctx.router.get('/meta/schema', async (koa) => {
+      if (ctx.config.env === 'production' && (await principalOf(koa, ctx.services.auth)).role !== 'Admin') throw forbidden();
       koa.body = ctx.ir;
     });
     const schemaFile = join(ctx.root, 'schema.ts');

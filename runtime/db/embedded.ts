@@ -25,6 +25,8 @@ export async function openEmbedded(pgp: IMain, dir: string): Promise<Database> {
   const notifier = createPgliteNotifier(pglite);
   return {
     db,
+    direct: db,
+    read: db,
     pgp,
     notifier,
     kind: 'embedded',

@@ -7,19 +7,67 @@
  * deadlocks; on a real server it wastes a pooled connection.
  */
 import pgPromise from 'pg-promise';
+import type { Config } from '../config/index.ts';
 import type { IDatabase, IMain, ITask } from 'pg-promise';
 import { createPgNotifier, type Notifier } from './notify.ts';
 import { openEmbedded } from './embedded.ts';
+import { isoUtc } from './time.ts';
 
 export type { Notifier } from './notify.ts';
-export { migrate, pendingMigrations, MigrationError, type MigrationSet } from './migrate.ts';
+export { isoUtc, isoUtcSql } from './time.ts';
+export { migrate, pendingMigrations, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
 
 export type Db = IDatabase<unknown>;
 /** A task or transaction handle (`db.tx(t => ...)`). */
 export type Tx = ITask<unknown>;
 
+/** The part of pg's Pool that `anyRows` uses. */
+interface PgPool {
+  connect(): Promise<{ query(config: object): Promise<{ rows: unknown[] }>; release(): void }>;
+}
+
+/**
+ * `runner.any(statement)` for a hot path: outside a transaction, the statement
+ * goes straight to the pool pg-promise owns (the same connections, named
+ * statements and rows, without pg-promise's per-query context: ~30 µs of CPU
+ * per statement here, docs/adr/009-hot-paths.md); in a task or transaction,
+ * through pg-promise as before.
+ */
+export function anyRows<T>(runner: Db | Tx, statement: { readonly text: string; readonly values?: unknown[]; readonly name?: string }): Promise<T[]> {
+  const pool = (runner as { $pool?: PgPool }).$pool;
+  return pool ? rowsOnPool<T>(pool, statement) : runner.any<T>(statement);
+}
+
+/**
+ * One statement on a pooled connection, as pg-promise runs it: the connection
+ * goes back to the pool afterwards (pg-pool drops one that broke), and a
+ * failed statement's error carries the statement, as pg-promise's do (its
+ * name is logged, never its text: runtime/log).
+ */
+async function rowsOnPool<T>(pool: PgPool, statement: object): Promise<T[]> {
+  const client = await pool.connect();
+  try {
+    return (await client.query(statement)).rows as T[];
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && !(error as { query?: unknown }).query) {
+      (error as { query?: unknown }).query = statement;
+    }
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 export interface Database {
   readonly db: Db;
+  /**
+   * Postgres itself for work that needs a session (migrations' advisory lock):
+   * a small pool on `directUrl` when one is given (behind a transaction pooler),
+   * else `db`.
+   */
+  readonly direct: Db;
+  /** A read replica's pool when `readUrl` is given, else `db`. */
+  readonly read: Db;
   readonly pgp: IMain;
   readonly notifier: Notifier;
   /** 'server' for a real Postgres, 'embedded' for PGlite. */
@@ -33,15 +81,35 @@ export interface DatabaseOptions {
   readonly poolSize?: number;
   readonly embeddedDir?: string;
   readonly applicationName?: string;
+  /**
+   * Postgres without a pooler in between (SVC_DIRECT_DATABASE_URL): LISTEN and
+   * session-level locks go there. Null or absent: `url` is direct.
+   */
+  readonly directUrl?: string | null;
+  /** A streaming replica for reads that tolerate lag (SVC_READ_DATABASE_URL). */
+  readonly readUrl?: string | null;
 }
 
 function createPgp(): IMain {
   // noWarnings: tests run several instances on one URL in one process, on purpose.
   const pgp = pgPromise({ capSQL: true, noWarnings: true });
-  // timestamptz / timestamp / date as ISO strings, never JS Dates: JSON-safe and lossless.
-  for (const oid of [1082, 1114, 1184]) pgp.pg.types.setTypeParser(oid, (value: string) => value);
+  // timestamptz and timestamp as ISO 8601 UTC strings in the one response format (time.ts);
+  // date as 'YYYY-MM-DD'. Never JS Dates: JSON-safe.
+  for (const oid of [1114, 1184]) pgp.pg.types.setTypeParser(oid, isoUtc);
+  pgp.pg.types.setTypeParser(1082, (value: string) => value);
   pgp.pg.types.setTypeParser(20, (value: string) => Number(value)); // int8 (count(*), bigserial)
   return pgp;
+}
+
+/** The database a service's config names: DATABASE_URL (with its topology), or the embedded one in `embeddedDir`. */
+export function openServiceDatabase(config: Config, embeddedDir: string): Promise<Database> {
+  return openDatabase({
+    url: config.databaseUrl,
+    poolSize: config.dbPoolSize,
+    directUrl: config.db.directUrl,
+    readUrl: config.db.readUrl,
+    embeddedDir,
+  });
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -56,15 +124,32 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   // dropped database) while idle or closing must not crash the process: the
   // pool replaces it on the next checkout.
   db.$pool.on('error', () => undefined);
-  const notifier = createPgNotifier(options.url);
+  const directUrl = options.directUrl ?? options.url;
+  const direct = directUrl === options.url ? db : pgp({
+    connectionString: directUrl,
+    max: 2,
+    application_name: `${options.applicationName ?? 'svc-gen'}-direct`,
+  });
+  if (direct !== db) direct.$pool.on('error', () => undefined);
+  const read = options.readUrl ? pgp({
+    connectionString: options.readUrl,
+    max: options.poolSize ?? 20,
+    application_name: `${options.applicationName ?? 'svc-gen'}-read`,
+  }) : db;
+  if (read !== db) read.$pool.on('error', () => undefined);
+  const notifier = createPgNotifier(directUrl);
   return {
     db,
+    direct,
+    read,
     pgp,
     notifier,
     kind: 'server',
     async close() {
       await notifier.close();
       await withTimeout(db.$pool.end(), POOL_END_TIMEOUT_MS);
+      if (direct !== db) await withTimeout(direct.$pool.end(), POOL_END_TIMEOUT_MS);
+      if (read !== db) await withTimeout(read.$pool.end(), POOL_END_TIMEOUT_MS);
     },
   };
 }

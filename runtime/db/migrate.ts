@@ -104,6 +104,15 @@ export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<st
   });
 }
 
+/**
+ * Applied migrations this build has no file for: the database was migrated by
+ * a newer version (of svc-gen or of the schema). Used at boot and by /ready.
+ */
+export async function unknownMigrations(db: Db, sets: readonly MigrationSet[]): Promise<string[]> {
+  const known = new Set(sets.flatMap(readSet).map((file) => `${file.scope}/${file.name}`));
+  return [...(await appliedChecksums(db)).keys()].filter((key) => !known.has(key)).sort();
+}
+
 /** Files not yet applied (throws MigrationError on an edited file). Used by /ready. */
 export async function pendingMigrations(db: Db, sets: readonly MigrationSet[]): Promise<string[]> {
   const applied = await appliedChecksums(db);

@@ -1,10 +1,11 @@
 /**
  * GET /storage/diagnostics (Admin only, read-only; there is no route that
  * deletes data or resets history): read-cache metrics, per-model history
- * coverage, projection lag, audit usage.
+ * coverage, projection lag, the change feed's reader (position, lag), audit usage.
  */
 import type { Capability } from '../service/types.ts';
 import { requireRole } from '../auth/index.ts';
+import { auditUsage } from '../audit/index.ts';
 import { historyReport, projectionReport, type ReadCacheMetrics } from './report.ts';
 
 export type { ReadCacheMetrics } from './report.ts';
@@ -26,8 +27,8 @@ export const diagnostics: Capability = {
         cache: ctx.services.readCache?.metrics() ?? { enabled: false },
         history: await historyReport(ctx.db, ctx.services.events.policy, models),
         projections: await projectionReport(ctx.db, ctx.services.projections),
-        // No audit log is written yet: report it as disabled rather than omit it.
-        audit: { enabled: false, rows: 0, bytes: 0 },
+        feed: ctx.services.feed.stats(),
+        audit: await auditUsage(ctx.db, ctx.services.audit),
       };
     });
   },

@@ -2,7 +2,7 @@
  * The storage diagnostics report: read-only queries over the event log, the
  * coverage table and the projections. Nothing here writes.
  */
-import type { Db } from '../db/index.ts';
+import { isoUtc, type Db } from '../db/index.ts';
 import { coverageGaps, type HistoryOptions } from '../events/index.ts';
 import { countDrift, type ProjectionService } from '../projections/index.ts';
 
@@ -18,7 +18,7 @@ interface EventCounts {
   last_at: string | null;
 }
 
-const iso = (value: string | null | undefined) => (value ? new Date(value).toISOString() : null);
+const iso = (value: string | null | undefined) => (value ? isoUtc(value) : null);
 
 export async function historyReport(db: Db, policy: HistoryOptions, models: readonly string[]) {
   const counts = await db.manyOrNone<EventCounts>(

@@ -12,8 +12,8 @@ const EXPOSED = ['Retry-After', 'X-Request-Id'];
 
 export function corsPolicy(origins: readonly string[] | null): Koa.Middleware {
   if (origins === null || origins.length === 0) {
-    return async function sameOriginOnly(_ctx, next) {
-      await next();
+    return function sameOriginOnly(_ctx, next) {
+      return next();
     };
   }
   const any = origins.includes('*');

@@ -1,20 +1,26 @@
 import { fileURLToPath } from 'node:url';
 import type { Capability } from '../service/types.ts';
-import { pruneHistory, sweepIntervalMs } from './history.ts';
+import { pruneChanges, pruneHistory, sweepIntervalMs } from './history.ts';
+
+/** svc_changes is swept hourly, whatever the policy (it may hold rows of an earlier `off` run). */
+const CHANGES_SWEEP_MS = 3_600_000;
 
 /**
- * The event log's tables, and under history `retained` the periodic sweep
- * (once at start, then every quarter of the retention, at most hourly). The
- * store itself is created with the context.
+ * The event log's tables, the hourly sweep of svc_changes, and under history
+ * `retained` the periodic history sweep (once at start, then every quarter of
+ * the retention, at most hourly). The store itself is created with the context.
  */
 export const events: Capability = {
   name: 'events',
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const options = ctx.services.events.policy;
-    if (options.policy !== 'retained') return;
+    const retained = options.policy === 'retained';
     const sweep = async () => {
       try {
+        const changes = await pruneChanges(ctx.db);
+        if (changes > 0) ctx.log.info({ changes }, 'change table sweep');
+        if (!retained) return;
         const pruned = await pruneHistory(ctx.db, options);
         if (pruned > 0) ctx.log.info({ pruned, retainDays: options.retainDays }, 'history retention sweep');
       } catch (err) {
@@ -25,7 +31,7 @@ export const events: Capability = {
     let running: Promise<void> | null = null;
     const timer = setInterval(() => {
       running ??= sweep().finally(() => (running = null));
-    }, sweepIntervalMs(options.retainDays));
+    }, retained ? sweepIntervalMs(options.retainDays) : CHANGES_SWEEP_MS);
     timer.unref();
     return {
       async stop() {

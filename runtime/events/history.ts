@@ -84,3 +84,20 @@ export async function pruneHistory(db: Db, options: HistoryOptions): Promise<num
 export function sweepIntervalMs(retainDays: number): number {
   return Math.min(3_600_000, Math.max(1_000, (retainDays * 86_400_000) / 4));
 }
+
+/** How long svc_changes keeps a change announced without its event (history `off`). */
+export const CHANGES_RETAIN_SECS = 86_400;
+
+/**
+ * Deletes svc_changes rows older than a day: the feed and its durable
+ * consumers have long read them; a replay further back is refused anyway
+ * (the history is off).
+ */
+export async function pruneChanges(db: Db): Promise<number> {
+  const { n } = await db.one<{ n: number }>(
+    `with gone as (delete from svc_changes where occurred_at < now() - make_interval(secs => $1) returning 1)
+     select count(*)::int as n from gone`,
+    [CHANGES_RETAIN_SECS],
+  );
+  return n;
+}

@@ -1,9 +1,9 @@
 export {
-  createEventStore, CHANGES_CHANNEL, NOTIFY_COLUMN,
-  type EventStore, type NewEvent, type StoredEvent, type ChangeNotice, type ChangeListener, type SqlQuery, type CreatedEvent,
+  createEventStore,
+  type EventStore, type NewEvent, type StoredEvent, type SqlQuery, type CreatedEvent, type CreatedCte, type NamedCte, type EventColumnsSql,
 } from './store.ts';
 export {
-  coverageGaps, pruneHistory, HISTORY_LOCK_KEY, FULL_HISTORY,
+  coverageGaps, pruneHistory, pruneChanges, HISTORY_LOCK_KEY, FULL_HISTORY,
   type HistoryOptions, type CoverageGap, type GapReason,
 } from './history.ts';
 export { events } from './capability.ts';

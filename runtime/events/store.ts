@@ -1,6 +1,8 @@
 /**
- * The event store: append a change to a stream in the caller's transaction,
- * read a stream's history, and hear committed changes from any instance.
+ * The event store: append a change to a stream in the caller's transaction
+ * and read a stream's history. The log is also the change feed's outbox
+ * (runtime/feed, ADR 010): nothing here notifies inside a transaction; a
+ * writer calls `committed()` after its commit to wake the local feed reader.
  *
  * Versions are per stream. The caller must hold the row lock of the record the
  * stream belongs to (it just inserted, updated or deleted it), so appends to
@@ -8,10 +10,9 @@
  * constraint is the backstop.
  */
 import { newId } from '../ids.ts';
-import type { Db, Notifier, Tx } from '../db/index.ts';
+import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
-
-export const CHANGES_CHANNEL = 'svc_changes';
+import { bindTo, type TenantScope } from '../tenancy/index.ts';
 
 export interface NewEvent {
   /** Model name, or `Job` for job transitions. */
@@ -21,6 +22,8 @@ export interface NewEvent {
   readonly data: unknown;
   readonly actorId: string | null;
   readonly tenantId: string | null;
+  /** Chosen by the caller when it must reference the event (an audit entry does); else generated. */
+  readonly eventId?: string;
 }
 
 export interface StoredEvent {
@@ -36,39 +39,55 @@ export interface StoredEvent {
   readonly occurredAt: string;
 }
 
-/** What every instance hears after a commit (small: fits a NOTIFY payload). */
-export interface ChangeNotice {
-  readonly eventType: string;
-  readonly modelName: string;
-  readonly eventId: string;
-  readonly recordId: string;
-  readonly tenantId: string | null;
-}
-
-export type ChangeListener = (change: ChangeNotice) => void;
-
 export interface EventStore {
   /** The history policy in force; `keeps(streamType)` is false when events of that stream are not written. */
   readonly policy: HistoryOptions;
   keeps(streamType: string): boolean;
   /**
-   * Appends in `t` and announces the change on commit. Under history `off` a
-   * model event is not written (version 0) but still announced.
+   * Appends in `t`. Under history `off` a model event is not written
+   * (version 0): a small row of svc_changes carries the change to the feed.
    */
   append(t: Tx, event: NewEvent): Promise<{ eventId: string; version: number }>;
-  /** Appends many events of distinct streams in `t` (chunked), announcing each on commit. */
+  /** Appends many events of distinct streams in `t` (chunked). */
   appendMany(t: Tx, events: readonly NewEvent[]): Promise<void>;
   /**
    * Folds a new stream's first event into the statement that creates its row:
-   * `row` is an INSERT ... RETURNING; the result runs it, appends a version-1
-   * event whose data is the returned row, and announces it, as one statement
-   * (one round trip, atomic on its own). Null when the policy does not keep
-   * the stream: the caller then uses `append` in a transaction.
+   * `row` is an INSERT ... RETURNING; the result runs it and appends a
+   * version-1 event whose data is the returned row, as one statement (one
+   * round trip, atomic on its own); it returns the created row's columns
+   * only. Null when the policy does not keep the stream: the caller then uses
+   * `append` in a transaction. `also`: CTEs of other capabilities that read
+   * the created row (the audit entry).
    */
-  withCreatedEvent(row: SqlQuery, event: CreatedEvent): SqlQuery | null;
-  history(streamType: string, streamId: string, tenantId?: string | null): Promise<StoredEvent[]>;
-  /** Hears committed changes from every instance; returns the unsubscribe function. */
-  onChange(listener: ChangeListener): Promise<() => Promise<void>>;
+  withCreatedEvent(row: SqlQuery, event: CreatedEvent, also?: readonly CreatedCte[]): SqlQuery | null;
+  /**
+   * A CTE body that appends a new stream's first event once per row of the
+   * CTE named by its first argument (none when it has no row): for a
+   * statement that creates the stream's row itself (a job enqueued with the
+   * write that caused it). Null when the policy does not keep the stream.
+   */
+  firstEventCte(event: NewEvent & { readonly eventId: string }): CreatedCte | null;
+  /**
+   * The INSERT (a CTE body) that appends one event per row of `from`, in the
+   * statement that changed those rows: `from` names a data-modifying CTE
+   * (`update ... returning`) whose rows it locked, so each stream's writers
+   * are serialised and the version is the stream's next (the unique
+   * constraint is the backstop: a lost race fails the statement, code 23505).
+   * `columns` are SQL expressions over `from`'s rows, values bound by the
+   * caller. Null when the policy does not keep `streamType`: the caller
+   * then uses `append`/`appendMany` in a transaction.
+   */
+  appendFrom(streamType: string, from: string, columns: EventColumnsSql): string | null;
+  /** A stream's events, oldest first; only those in `scope` when given (the system reads every scope). */
+  history(streamType: string, streamId: string, scope?: TenantScope): Promise<StoredEvent[]>;
+  /**
+   * Tells the local change feed that a transaction which appended has
+   * committed (call it after the commit, never inside the transaction). Cheap
+   * and in process: other instances find the change by polling the log.
+   */
+  committed(): void;
+  /** Registers the function `committed()` calls (the feed reader's wake-up). */
+  onCommitted(listener: () => void): () => void;
 }
 
 export interface SqlQuery {
@@ -76,66 +95,107 @@ export interface SqlQuery {
   readonly values: unknown[];
 }
 
+/**
+ * A CTE body another capability adds to the combined create statement: it
+ * reads the created row from the CTE named `created` and binds its values
+ * through `p` (placeholders after the statement's own). It may also return
+ * several CTEs named by itself, in order, when one must read another's rows
+ * (a job insert, then its event): their names must be unique in the statement.
+ */
+export type CreatedCte = (created: string, p: { add(value: unknown, type?: string): string }) => string | readonly NamedCte[];
+
+export interface NamedCte {
+  readonly name: string;
+  readonly body: string;
+}
+
+/** SQL expressions of an event's columns (see `appendFrom`). */
+export interface EventColumnsSql {
+  readonly id: string;
+  readonly streamType: string;
+  readonly streamId: string;
+  readonly eventType: string;
+  /** A jsonb expression. */
+  readonly data: string;
+  readonly actorId: string;
+  readonly tenantId: string;
+}
+
 /** A new stream's first event; without `data`, the data is the created row itself. */
 export type CreatedEvent = Omit<NewEvent, 'data'> & { readonly data?: unknown };
 
-/** Column the combined create statement adds to the row; callers drop it. */
-export const NOTIFY_COLUMN = '__svc_notified';
-
 const MAX_ROWS_PER_INSERT = 1000; // 10 params a row stays far below Postgres' 65,535
 
-export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOptions = FULL_HISTORY): EventStore {
+export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY): EventStore {
   const keeps = (streamType: string) => policy.policy !== 'off' || !policy.models.has(streamType);
+  const wakers = new Set<() => void>();
   const store: EventStore = {
     policy,
     keeps,
     async append(t, event) {
-      const eventId = newId();
+      const eventId = event.eventId ?? newId();
       if (!keeps(event.streamType)) {
         await markGaps(t, [event.streamType], 'policy off');
-        await announce(t, [{ ...event, eventId }]);
+        await recordChanges(t, [{ ...event, eventId }]);
         return { eventId, version: 0 };
       }
-      // One round trip: the insert and its change notice (delivered on commit).
       const row = await t.one<{ version: number }>(
-        `with appended as (
-           insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-           select $1, $2, $3, coalesce(max(version), 0) + 1, $4, $5, $6, $7
-             from svc_events where stream_type = $2 and stream_id = $3
-           returning version
-         )
-         select version, pg_notify($8, $9) from appended`,
-        [eventId, event.streamType, event.streamId, event.eventType, toJson(event.data), event.actorId, event.tenantId,
-          CHANGES_CHANNEL, notice({ ...event, eventId })],
+        `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+         select $1, $2, $3, coalesce(max(version), 0) + 1, $4, $5, $6, $7
+           from svc_events where stream_type = $2 and stream_id = $3
+         returning version`,
+        [eventId, event.streamType, event.streamId, event.eventType, toJson(event.data), event.actorId, event.tenantId],
       );
       return { eventId, version: row.version };
     },
-    withCreatedEvent(row, event) {
+    withCreatedEvent(row, event, also = []) {
       if (!keeps(event.streamType)) return null;
-      const eventId = newId();
+      const eventId = event.eventId ?? newId();
       const n = row.values.length;
-      const $ = (i: number) => `$${n + i}`;
-      const data = event.data === undefined ? 'to_jsonb(created)' : `${$(9)}::jsonb`;
+      const data = event.data === undefined ? 'to_jsonb(created)' : `$${n + 7}::jsonb`;
+      const values = [...row.values, eventId, event.streamType, event.streamId, event.eventType, event.actorId, event.tenantId,
+        ...(event.data === undefined ? [] : [toJson(event.data)])];
+      // Hot path (every create): no closures made per call (tsx names each one it makes).
+      const p = new Placeholders(values);
+      const $1 = `$${n + 1}`, $2 = `$${n + 2}`, $3 = `$${n + 3}`, $4 = `$${n + 4}`, $5 = `$${n + 5}`, $6 = `$${n + 6}`;
+      const more = also.map((cte, i) => {
+        const body = cte('created', p);
+        return typeof body === 'string' ? `, also_${i} as (${body})` : body.map((named) => `, ${named.name} as (${named.body})`).join('');
+      }).join('');
       return {
         text: `with created as (${row.text}),
           appended as (
             insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-            select ${$(1)}, ${$(2)}, ${$(3)}, 1, ${$(4)}, ${data}, ${$(5)}, ${$(6)} from created
-          )
-          select created.*, pg_notify(${$(7)}, ${$(8)}) as "${NOTIFY_COLUMN}" from created`,
-        values: [...row.values, eventId, event.streamType, event.streamId, event.eventType, event.actorId, event.tenantId,
-          CHANGES_CHANNEL, notice({ ...event, eventId }), ...(event.data === undefined ? [] : [toJson(event.data)])],
+            select ${$1}, ${$2}, ${$3}, 1, ${$4}, ${data}, ${$5}, ${$6} from created
+          )${more}
+          select created.* from created`,
+        values,
       };
+    },
+    firstEventCte(event) {
+      if (!keeps(event.streamType)) return null;
+      return (source, p) => `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+        select ${p.add(event.eventId, 'text')}, ${p.add(event.streamType, 'text')}, ${p.add(event.streamId, 'text')}, 1,
+               ${p.add(event.eventType, 'text')}, ${p.add(toJson(event.data), 'jsonb')}, ${p.add(event.actorId, 'text')},
+               ${p.add(event.tenantId, 'text')} from ${source}`;
+    },
+    appendFrom(streamType, from, c) {
+      if (!keeps(streamType)) return null;
+      return `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+        select ${c.id}, ${c.streamType}, ${c.streamId},
+               coalesce((select max(e.version) from svc_events e where e.stream_type = ${c.streamType} and e.stream_id = ${c.streamId}), 0) + 1,
+               ${c.eventType}, ${c.data}, ${c.actorId}, ${c.tenantId}
+          from ${from}`;
     },
     async appendMany(t, all) {
       const dropped = all.filter((event) => !keeps(event.streamType));
       if (dropped.length > 0) {
         await markGaps(t, dropped.map((event) => event.streamType), 'policy off');
-        await announce(t, dropped.map((event) => ({ ...event, eventId: newId() })));
+        await recordChanges(t, dropped.map((event) => ({ ...event, eventId: event.eventId ?? newId() })));
       }
       const events = dropped.length > 0 ? all.filter((event) => keeps(event.streamType)) : all;
       for (let start = 0; start < events.length; start += MAX_ROWS_PER_INSERT) {
-        const chunk = events.slice(start, start + MAX_ROWS_PER_INSERT).map((event) => ({ ...event, eventId: newId() }));
+        const chunk = events.slice(start, start + MAX_ROWS_PER_INSERT).map((event) => ({ ...event, eventId: event.eventId ?? newId() }));
         const values: unknown[] = [];
         const tuples = chunk.map((event, i) => {
           values.push(event.eventId, event.streamType, event.streamId, event.eventType, toJson(event.data),
@@ -151,48 +211,39 @@ export function createEventStore(db: Db, notifier: Notifier, policy: HistoryOpti
              from (values ${tuples.join(', ')}) as v(id, st, sid, et, data, actor, tenant)`,
           values,
         );
-        await announce(t, chunk);
       }
     },
-    async history(streamType, streamId, tenantId) {
+    async history(streamType, streamId, scope) {
+      const values: unknown[] = [streamType, streamId];
       const rows = await db.manyOrNone(
         `select id, seq, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at
            from svc_events
-          where stream_type = $1 and stream_id = $2 ${tenantId === undefined ? '' : 'and tenant_id is not distinct from $3'}
+          where stream_type = $1 and stream_id = $2 ${scope ? `and ${scope.sql(bindTo(values), 'tenant_id')}` : ''}
           order by version`,
-        [streamType, streamId, tenantId],
+        values,
       );
       return rows.map(toStoredEvent);
     },
-    async onChange(listener) {
-      return notifier.listen(CHANGES_CHANNEL, (payload) => {
-        const change = parseNotice(payload);
-        if (change) listener(change);
-      });
+    committed() {
+      for (const wake of wakers) wake();
+    },
+    onCommitted(listener) {
+      wakers.add(listener);
+      return () => void wakers.delete(listener);
     },
   };
   return store;
 }
 
-async function announce(t: Tx, events: ReadonlyArray<NewEvent & { eventId: string }>): Promise<void> {
+/** History `off`: the changes the feed must carry without their events (no data, no version). */
+async function recordChanges(t: Tx, events: ReadonlyArray<NewEvent & { eventId: string }>): Promise<void> {
   if (events.length === 0) return;
-  const payloads = events.map(notice);
-  await t.any('select pg_notify($1, p) from unnest($2::text[]) as p', [CHANGES_CHANNEL, payloads]);
-}
-
-function notice(event: CreatedEvent & { eventId: string }): string {
-  return JSON.stringify([event.eventType, event.streamType, event.eventId, event.streamId, event.tenantId]);
-}
-
-function parseNotice(payload: string): ChangeNotice | null {
-  try {
-    const [eventType, modelName, eventId, recordId, tenantId] = JSON.parse(payload) as [
-      string, string, string, string, string | null,
-    ];
-    return { eventType, modelName, eventId, recordId, tenantId };
-  } catch {
-    return null;
-  }
+  await t.none(
+    `insert into svc_changes (id, stream_type, stream_id, event_type, tenant_id)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+    [events.map((e) => e.eventId), events.map((e) => e.streamType), events.map((e) => e.streamId),
+      events.map((e) => e.eventType), events.map((e) => e.tenantId)],
+  );
 }
 
 function toJson(data: unknown): string | null {
@@ -212,4 +263,13 @@ function toStoredEvent(row: Record<string, any>): StoredEvent {
     tenantId: row.tenant_id,
     occurredAt: row.occurred_at,
   };
+}
+
+/** Placeholders after a statement's own values: `add` appends a value and returns its `$n` (cast when typed). */
+class Placeholders {
+  constructor(private readonly values: unknown[]) {}
+
+  add(value: unknown, type?: string): string {
+    return `$${this.values.push(value)}${type ? `::${type}` : ''}`;
+  }
 }

@@ -10,6 +10,11 @@ import {
   validate, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLField, type GraphQLSchema,
   type OperationDefinitionNode, type FieldNode, type GraphQLLeafType,
 } from 'graphql';
+import type { GraphQLLimits } from '../config/index.ts';
+import { checkPlannedRows, checkRootFields, fragmentsOf, MAX_TOKENS, rowsPlan, type RowsPlan } from './cost.ts';
+import type { GraphqlOperationType, GraphqlOutcome } from '../metrics/index.ts';
+
+export type OperationObserver = (type: GraphqlOperationType, outcome: GraphqlOutcome, seconds: number) => void;
 
 interface FastField {
   readonly def: GraphQLField<unknown, unknown>;
@@ -20,9 +25,16 @@ interface FastField {
   readonly list: boolean;
 }
 
+interface Operation {
+  readonly op: OperationDefinitionNode;
+  readonly fast: FastField | null;
+  /** The rows it may read (request cost limits), planned once. */
+  readonly rows: RowsPlan;
+}
+
 interface Prepared {
   readonly document: DocumentNode;
-  readonly operations: ReadonlyMap<string | null, { op: OperationDefinitionNode; fast: FastField | null }>;
+  readonly operations: ReadonlyMap<string | null, Operation>;
 }
 
 type Cached = Prepared | { readonly errors: readonly GraphQLError[] };
@@ -38,17 +50,43 @@ const MAX_CACHED = 500;
 export class Executor {
   private readonly cache = new Map<string, Cached>();
 
-  constructor(private readonly schema: GraphQLSchema) {}
+  constructor(
+    private readonly schema: GraphQLSchema,
+    private readonly limits: GraphQLLimits,
+    /** Told of every operation run over HTTP (metrics). */
+    private readonly observe: OperationObserver = () => undefined,
+  ) {}
 
   async run(request: GraphQLRequest, context: unknown): Promise<ExecutionResult> {
+    const started = performance.now();
     const prepared = this.prepare(request.query);
-    if ('errors' in prepared) return { errors: prepared.errors };
-    const entry = prepared.operations.get(request.operationName ?? null)
-      ?? (request.operationName ? undefined : prepared.operations.size === 1 ? [...prepared.operations.values()][0] : undefined);
-    if (!entry) return { errors: [new GraphQLError(request.operationName ? `unknown operation ${request.operationName}` : 'operationName is required')] };
-    if (entry.op.operation === 'subscription') return { errors: [new GraphQLError('subscriptions are served over WebSocket at /graphql/ws')] };
-    if (entry.fast) return this.runFast(entry.op, entry.fast, request.variables ?? {}, context);
-    return execute({ schema: this.schema, document: prepared.document, variableValues: request.variables, operationName: request.operationName, contextValue: context });
+    if ('errors' in prepared) return this.observed('unknown', 'invalid', started, { errors: prepared.errors });
+    const entry = select(prepared, request.operationName);
+    if (!entry) return this.observed('unknown', 'invalid', started, { errors: [new GraphQLError(request.operationName ? `unknown operation ${request.operationName}` : 'operationName is required')] });
+    const type = entry.op.operation;
+    if (type === 'subscription') return this.observed(type, 'invalid', started, { errors: [new GraphQLError('subscriptions are served over WebSocket at /graphql/ws')] });
+    const tooCostly = checkPlannedRows(entry.rows, request.variables ?? {}, this.limits);
+    if (tooCostly) return this.observed(type, 'invalid', started, { errors: [tooCostly] });
+    const work = entry.fast
+      ? this.runFast(entry.op, entry.fast, request.variables ?? {}, context)
+      : Promise.resolve(execute({ schema: this.schema, document: prepared.document, variableValues: request.variables, operationName: request.operationName, contextValue: context }));
+    const result = await withTimeout(work, this.limits.timeoutMs);
+    return this.observed(type, result.errors ? 'error' : 'success', started, result);
+  }
+
+  /**
+   * The type of the operation `request` selects (GET may run queries only), or
+   * null when it selects none: `run` then answers why.
+   */
+  operationOf(request: GraphQLRequest): 'query' | 'mutation' | 'subscription' | null {
+    const prepared = this.prepare(request.query);
+    if ('errors' in prepared) return null;
+    return select(prepared, request.operationName)?.op.operation ?? null;
+  }
+
+  private observed(type: GraphqlOperationType, outcome: GraphqlOutcome, started: number, result: ExecutionResult): ExecutionResult {
+    this.observe(type, outcome, (performance.now() - started) / 1000);
+    return result;
   }
 
   private prepare(query: string): Cached {
@@ -68,16 +106,19 @@ export class Executor {
   private compile(query: string): Cached {
     let document: DocumentNode;
     try {
-      document = parse(query);
+      document = parse(query, { maxTokens: MAX_TOKENS });
     } catch (error) {
-      return { errors: [error as GraphQLError] };
+      return { errors: [error instanceof GraphQLError ? error : new GraphQLError('the document could not be parsed')] };
     }
+    const tooWide = checkRootFields(document, this.limits);
+    if (tooWide) return { errors: [tooWide] };
     const errors = validate(this.schema, document);
     if (errors.length > 0) return { errors };
-    const operations = new Map<string | null, { op: OperationDefinitionNode; fast: FastField | null }>();
+    const fragments = fragmentsOf(document);
+    const operations = new Map<string | null, Operation>();
     for (const def of document.definitions) {
       if (def.kind !== Kind.OPERATION_DEFINITION) continue;
-      operations.set(def.name?.value ?? null, { op: def, fast: this.fastField(def, document) });
+      operations.set(def.name?.value ?? null, { op: def, fast: this.fastField(def, document), rows: rowsPlan(def, fragments) });
     }
     return { document, operations };
   }
@@ -116,4 +157,23 @@ export class Executor {
     if (f.list) return (value as unknown[]).map((item) => f.leaf.serialize(item));
     return f.leaf.serialize(value);
   }
+}
+
+/** The operation named `name`, or the only one when no name is given. */
+function select(prepared: Prepared, name: string | null | undefined) {
+  return prepared.operations.get(name ?? null)
+    ?? (name ? undefined : prepared.operations.size === 1 ? [...prepared.operations.values()][0] : undefined);
+}
+
+/**
+ * The request's answer, or a time-limit error once `ms` have passed. The work
+ * is not cancelled (its statements finish on their own), but the client is
+ * answered and the response is never built.
+ */
+function withTimeout(work: Promise<ExecutionResult>, ms: number): Promise<ExecutionResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<ExecutionResult>((resolve) => {
+    timer = setTimeout(() => resolve({ errors: [new GraphQLError(`the request exceeded its time limit of ${ms} ms`)] }), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

@@ -1,96 +1,88 @@
 /**
- * The durable change feed behind `modelChanges`: one LISTEN per instance
- * (events.onChange, so changes committed through any instance arrive), fanned
- * out to the subscriptions of this instance, each filtered by model, by the
- * subscriber's tenant and by its read access.
+ * `modelChanges(model, after)` over the instance's change feed (runtime/feed):
+ * each subscription is a feed subscriber filtered by model, by the caller's
+ * tenant scope and by its read access. With `after` (an eventId the client
+ * saw) it first replays what the caller missed, then goes live, with no gap
+ * and no duplicate at the seam. A subscriber that falls too far behind gets
+ * one error and the subscription completes: it resubscribes with `after`.
  */
 import type { AccessTable, SchemaIR } from '../ir/types.ts';
-import type { ChangeNotice, EventStore } from '../events/index.ts';
+import { FeedOverflowError, type ChangeFeed, type FeedChange } from '../feed/index.ts';
 import { allows, ruleOf, RecordError, type Caller } from '../records/index.ts';
 
-/** Job transitions are events too (stream `Job`); subscribers must name the stream to get them. */
-const JOB_STREAM = 'Job';
-/** A subscriber that stops reading loses its oldest changes rather than growing without bound. */
+/**
+ * The runtime's own streams beside the models, and who may follow them: job
+ * transitions (`Job`, any user) and workflow run and step transitions
+ * (`WorkflowRun`, Admins). Subscribers must name the stream to get them.
+ */
+const RUNTIME_STREAMS: Readonly<Record<string, (caller: Caller) => boolean>> = {
+  Job: (caller) => caller.principal !== null,
+  WorkflowRun: (caller) => caller.principal?.role === 'Admin',
+};
+/** Changes queued for one subscription before it is closed with an error. */
 const MAX_QUEUED = 1000;
 
-interface Subscriber {
-  accepts(change: ChangeNotice): boolean;
-  push(change: ChangeNotice): void;
+export interface ModelChange {
+  readonly eventType: string;
+  readonly modelName: string;
+  readonly eventId: string;
+  readonly recordId: string;
+  readonly tenantId: string | null;
 }
 
-export interface ChangeFeed {
-  subscribe(caller: Caller, model: string | null): AsyncIterableIterator<ChangeNotice>;
-  stop(): Promise<void>;
+export interface ModelChanges {
+  subscribe(caller: Caller, model: string | null, after: string | null): Promise<AsyncIterableIterator<ModelChange | RecordError>>;
 }
 
-export async function createChangeFeed(events: EventStore, ir: SchemaIR, access: AccessTable): Promise<ChangeFeed> {
-  const subscribers = new Set<Subscriber>();
+export function createModelChanges(feed: ChangeFeed, ir: SchemaIR, access: AccessTable): ModelChanges {
   const models = new Map(ir.models.map((m) => [m.name, m]));
-  const unlisten = await events.onChange((change) => {
-    for (const s of subscribers) if (s.accepts(change)) s.push(change);
-  });
   const readable = (caller: Caller, name: string) => {
     const model = models.get(name);
     if (model) return allows(ruleOf(access, model, 'read'), caller.principal);
-    return name === JOB_STREAM && caller.principal !== null;
+    return Object.hasOwn(RUNTIME_STREAMS, name) && RUNTIME_STREAMS[name](caller);
   };
   return {
-    subscribe(caller, model) {
-      if (model !== null && !models.has(model) && model !== JOB_STREAM) {
+    async subscribe(caller, model, after) {
+      if (model !== null && !models.has(model) && !Object.hasOwn(RUNTIME_STREAMS, model)) {
         throw new RecordError('VALIDATION_ERROR', `${model} is not a model of this schema`, 'model');
       }
       if (model !== null && !readable(caller, model)) throw new RecordError('FORBIDDEN', `not allowed to read ${model}`);
-      const accepts = (c: ChangeNotice) =>
-        c.tenantId === caller.tenantId &&
-        (model === null ? models.has(c.modelName) && readable(caller, c.modelName) : c.modelName === model);
-      return queueIterator(subscribers, accepts);
-    },
-    async stop() {
-      subscribers.clear();
-      await unlisten();
+      const scope = caller.scope;
+      // Read access is checked at each delivery with the caller's current principal (a role change applies at once).
+      const accepts = (c: FeedChange) => scope.contains(c.tenantId) &&
+        (model === null ? models.has(c.modelName) : c.modelName === model) && readable(caller, c.modelName);
+      let from;
+      if (after !== null) {
+        const seen = await feed.positionOf(after);
+        // An event of another scope is answered like an unknown one: no oracle across tenants.
+        if (!seen || !scope.contains(seen.tenantId)) {
+          throw new RecordError('VALIDATION_ERROR', 'after is not a change this subscription can resume from', 'after');
+        }
+        from = seen.position;
+      }
+      return toModelChanges(feed.subscribe({ from, accepts, maxQueued: MAX_QUEUED }));
     },
   };
 }
 
-function queueIterator(subscribers: Set<Subscriber>, accepts: (c: ChangeNotice) => boolean): AsyncIterableIterator<ChangeNotice> {
-  const queue: ChangeNotice[] = [];
-  let waiting: ((result: IteratorResult<ChangeNotice>) => void) | null = null;
-  let done = false;
-  const subscriber: Subscriber = {
-    accepts,
-    push(change) {
-      if (waiting) {
-        const resolve = waiting;
-        waiting = null;
-        resolve({ value: change, done: false });
-      } else {
-        if (queue.length >= MAX_QUEUED) queue.shift();
-        queue.push(change);
+/** Maps feed changes to the GraphQL shape; an overflow becomes one error value, then the end. */
+async function* toModelChanges(source: AsyncIterableIterator<FeedChange>): AsyncGenerator<ModelChange | RecordError> {
+  try {
+    for (;;) {
+      let next: IteratorResult<FeedChange>;
+      try {
+        next = await source.next();
+      } catch (error) {
+        if (!(error instanceof FeedOverflowError)) throw error;
+        const resume = error.resumeAfter ? ` (resume with after: "${error.resumeAfter.eventId}")` : '';
+        yield new RecordError('INTERNAL_ERROR', `${error.message}${resume}`);
+        return;
       }
-    },
-  };
-  subscribers.add(subscriber);
-  const finish = async (): Promise<IteratorResult<ChangeNotice>> => {
-    done = true;
-    subscribers.delete(subscriber);
-    queue.length = 0;
-    waiting?.({ value: undefined, done: true });
-    waiting = null;
-    return { value: undefined, done: true };
-  };
-  return {
-    next: () => {
-      if (queue.length > 0) return Promise.resolve({ value: queue.shift()!, done: false });
-      if (done) return Promise.resolve({ value: undefined, done: true });
-      return new Promise((resolve) => (waiting = resolve));
-    },
-    return: finish,
-    throw: async (error) => {
-      await finish();
-      throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+      if (next.done) return;
+      const c = next.value;
+      yield { eventType: c.eventType, modelName: c.modelName, eventId: c.eventId, recordId: c.recordId, tenantId: c.tenantId };
+    }
+  } finally {
+    await source.return?.();
+  }
 }

@@ -1,11 +1,12 @@
 /**
- * The graphql capability: `POST /graphql` (operations of CONTRACT section 4
- * over the records service), the IDE at `GET /graphql` and `GET /playground`,
- * and subscriptions at `/graphql/ws`.
+ * The graphql capability: GraphQL over HTTP at `POST /graphql` and
+ * `GET /graphql` (operations of CONTRACT section 4 over the records service;
+ * http.ts), the IDE for browsers at `GET /graphql` and `GET /playground`
+ * outside production, and subscriptions at `/graphql/ws`.
  */
 import type { Capability } from '../service/types.ts';
 import { Executor } from './execute.ts';
-import { createChangeFeed } from './feed.ts';
+import { createModelChanges } from './feed.ts';
 import { graphqlHandler } from './http.ts';
 import { mountIde } from './ide.ts';
 import { createSchema } from './schema.ts';
@@ -14,22 +15,31 @@ import { mountSubscriptions } from './ws.ts';
 export const graphql: Capability = {
   name: 'graphql',
   async init(ctx) {
-    const feed = await createChangeFeed(ctx.services.events, ctx.ir, ctx.access);
+    const feed = createModelChanges(ctx.services.feed, ctx.ir, ctx.access);
     const schema = createSchema({
       records: ctx.services.records,
       feed,
       jobs: () => ctx.services.jobs,
     });
-    const executor = new Executor(schema);
-    // The authenticator is read per request: the auth capability may replace it.
-    ctx.router.post('/graphql', graphqlHandler(() => ctx.services.auth, executor, ctx.log));
-    // The IDE is a development tool (specification: GET /graphql "IDE (development)").
-    if (ctx.config.env !== 'production') mountIde(ctx.router);
-    const subscriptions = mountSubscriptions(ctx, schema, ctx.log);
+    const executor = new Executor(schema, ctx.config.graphql, (type, outcome, seconds) => ctx.services.metrics.observeGraphql(type, outcome, seconds));
+    const handler = graphqlHandler({
+      // The authenticator is read per request: the auth capability may replace it.
+      auth: () => ctx.services.auth,
+      executor,
+      log: ctx.log,
+      maxResponseBytes: ctx.config.graphql.maxResponseBytes,
+      audit: () => ctx.services.audit,
+      // The IDE is a development tool (specification: GET /graphql "IDE (development)").
+      ide: ctx.config.env === 'production' ? undefined : mountIde(ctx.router),
+      // A worker's write-back (X-Worker-Token) is resolved by the actions capability when present.
+      workerCaller: () => ctx.services.actions?.workerCaller,
+    });
+    ctx.router.post('/graphql', handler);
+    ctx.router.get('/graphql', handler);
+    const subscriptions = await mountSubscriptions(ctx, schema, ctx.log);
     return {
       async stop() {
         await subscriptions.stop();
-        await feed.stop();
       },
     };
   },

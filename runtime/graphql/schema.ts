@@ -8,7 +8,7 @@ import {
 } from 'graphql';
 import type { Caller, RecordService } from '../records/index.ts';
 import { TYPE_DEFS } from './sdl.ts';
-import type { ChangeFeed } from './feed.ts';
+import type { ModelChanges } from './feed.ts';
 import { enqueueJob } from './jobs.ts';
 import type { JobQueue } from '../jobs/index.ts';
 
@@ -18,7 +18,7 @@ export interface GraphQLContext {
 
 export interface SchemaServices {
   readonly records: RecordService;
-  readonly feed: ChangeFeed;
+  readonly feed: ModelChanges;
   /** `ctx.services.jobs`, looked up per call: the jobs capability may provide it later. */
   jobs(): JobQueue | undefined;
 }
@@ -63,8 +63,12 @@ export function createSchema(services: SchemaServices): GraphQLSchema {
     },
     Subscription: {
       modelChanges: {
-        subscribe: (_: unknown, a: Args, c: GraphQLContext) => feed.subscribe(c.caller, a.model ?? null),
-        resolve: (change: unknown) => change,
+        subscribe: (_: unknown, a: Args, c: GraphQLContext) => feed.subscribe(c.caller, a.model ?? null, a.after ?? null),
+        // An error value (the subscriber fell behind) is thrown here, so the client gets it as an error payload.
+        resolve: (change: unknown) => {
+          if (change instanceof Error) throw change;
+          return change;
+        },
       },
     },
   };

@@ -46,8 +46,12 @@ type EnqueuedJob {
 }
 
 type Subscription {
-  "Committed changes of one model (or of every model the caller may read), in the caller's tenant."
-  modelChanges(model: String): ModelChange!
+  """
+  Committed changes of one model (or of every model the caller may read), in the caller's tenant,
+  at least once and in commit order. With after (an eventId received before), the changes
+  missed since then are replayed first.
+  """
+  modelChanges(model: String, after: ID): ModelChange!
 }
 
 type ModelChange {

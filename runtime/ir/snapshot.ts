@@ -25,9 +25,10 @@ import {
   type SchemaIR,
   type Validation,
 } from './types.ts';
+import { automationFromJson, automationToJson } from './snapshot-automation.ts';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
 
 /** Access when schema.ts says nothing; equal rules are omitted from the snapshot. */
 export const DEFAULT_ACCESS: Readonly<Record<Operation, AccessRule>> = deepFreeze({
@@ -45,6 +46,7 @@ export function toSnapshot(ir: SchemaIR): unknown {
     models: Object.fromEntries(ir.models.map((m) => [m.name, modelToJson(m)])),
     enums: Object.fromEntries(ir.enums.map((e) => [e.name, [...e.values]])),
     embeds: Object.fromEntries(ir.embeds.map((e) => [e.name, { fields: e.fields.map(fieldToJson) }])),
+    ...automationToJson(ir),
   };
 }
 
@@ -72,6 +74,7 @@ function fieldToJson(field: Field): JsonObject {
     default: field.default ?? null,
     unique: field.unique || null,
     index: field.index || null,
+    sensitive: field.sensitive || null,
   });
 }
 
@@ -80,16 +83,16 @@ function typeToJson(type: FieldType): JsonObject {
   return JSON.parse(JSON.stringify(type)) as JsonObject;
 }
 
-function ruleToJson(rule: AccessRule): Json {
+export function ruleToJson(rule: AccessRule): Json {
   return rule.kind === 'roles' ? [...rule.roles] : rule.kind;
 }
 
-function sameRule(a: AccessRule, b: AccessRule): boolean {
+export function sameRule(a: AccessRule, b: AccessRule): boolean {
   return JSON.stringify(ruleToJson(a)) === JSON.stringify(ruleToJson(b));
 }
 
 /** Drops null values and empty objects: the defaults fromSnapshot fills back. */
-function omitEmpty(object: Record<string, Json | undefined>): JsonObject {
+export function omitEmpty(object: Record<string, Json | undefined>): JsonObject {
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(object)) {
     if (value === null || value === undefined) continue;
@@ -112,7 +115,8 @@ export function fromSnapshot(json: unknown): SchemaIR {
     fields: asArray(asObject(value, `embeds.${name}`).fields, `embeds.${name}.fields`).map((f) => fieldFromJson(f, enumValues)),
   }));
   const models: Model[] = Object.entries(asObject(root.models ?? {}, 'models')).map(([name, value]) => modelFromJson(name, asObject(value, `models.${name}`), enumValues));
-  return deepFreeze({ kind: 'schema', version: 1, models: sortByName(models), enums: sortByName(enums), embeds: sortByName(embeds) });
+  const automation = automationFromJson(root, enumValues);
+  return deepFreeze({ kind: 'schema', version: 1, models: sortByName(models), enums: sortByName(enums), embeds: sortByName(embeds), ...automation });
 }
 
 function modelFromJson(name: string, json: JsonObject, enumValues: ReadonlyMap<string, string[]>): Model {
@@ -142,11 +146,12 @@ function fieldFromJson(value: Json, enumValues: ReadonlyMap<string, string[]>): 
     validation: { ...asObject(json.validation ?? {}, `${name}.validation`) } as Validation,
     unique: json.unique === true,
     index: json.index === true,
+    sensitive: json.sensitive === true,
   };
   return json.default === undefined ? field : { ...field, default: json.default as Literal };
 }
 
-function typeFromJson(json: JsonObject, enumValues: ReadonlyMap<string, string[]>): FieldType {
+export function typeFromJson(json: JsonObject, enumValues: ReadonlyMap<string, string[]>): FieldType {
   if (json.kind === 'enum' && typeof json.enum === 'string') {
     const values = enumValues.get(json.enum);
     if (!values) throw new Error(`schema snapshot: unknown enum ${json.enum}`);
@@ -155,7 +160,7 @@ function typeFromJson(json: JsonObject, enumValues: ReadonlyMap<string, string[]
   return { ...json } as unknown as FieldType;
 }
 
-function ruleFromJson(json: Json, where: string): AccessRule {
+export function ruleFromJson(json: Json, where: string): AccessRule {
   if (json === 'public' || json === 'authenticated') return { kind: json };
   const roles = asStrings(json, where);
   const unknown = roles.find((r) => !(ROLES as readonly string[]).includes(r));
@@ -183,17 +188,17 @@ function sortByName<T extends { readonly name: string }>(items: T[]): T[] {
   return items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-function asObject(value: unknown, where: string): JsonObject {
+export function asObject(value: unknown, where: string): JsonObject {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`schema snapshot: ${where} must be an object`);
   return value as JsonObject;
 }
 
-function asArray(value: unknown, where: string): Json[] {
+export function asArray(value: unknown, where: string): Json[] {
   if (!Array.isArray(value)) throw new Error(`schema snapshot: ${where} must be an array`);
   return value as Json[];
 }
 
-function asStrings(value: unknown, where: string): string[] {
+export function asStrings(value: unknown, where: string): string[] {
   const list = asArray(value, where);
   if (!list.every((v) => typeof v === 'string')) throw new Error(`schema snapshot: ${where} must be a list of strings`);
   return list as string[];

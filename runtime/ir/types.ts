@@ -6,6 +6,10 @@
  * round-trip through JSON unchanged (schema.snapshot.json, /meta/schema).
  */
 
+import type { ActionBinding, ActionDef, WorkflowDef } from './automation.ts';
+
+export type * from './automation.ts';
+
 export const ROLES = ['Admin', 'Manager', 'Sales', 'Support', 'Viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -34,7 +38,9 @@ export type FieldType =
   /** `company?: Company`: column `company_id`, input name `companyId`. */
   | { readonly kind: 'belongsTo'; readonly model: string }
   /** `contacts?: Contact[]`: virtual, the inverse of `Contact.<inverse>`. */
-  | { readonly kind: 'hasMany'; readonly model: string; readonly inverse: string };
+  | { readonly kind: 'hasMany'; readonly model: string; readonly inverse: string }
+  /** `logo?: Media`: the id of a media item of the same tenant (text column). */
+  | { readonly kind: 'media' };
 
 export type FieldKind = FieldType['kind'];
 
@@ -66,6 +72,8 @@ export interface Field {
   readonly default?: Literal;
   readonly unique: boolean;
   readonly index: boolean;
+  /** Tagged `@sensitive`: the audit log shows its values as "[redacted]". */
+  readonly sensitive: boolean;
 }
 
 export interface PublicRead {
@@ -102,6 +110,12 @@ export interface SchemaIR {
   readonly models: readonly Model[];
   readonly enums: readonly EnumDef[];
   readonly embeds: readonly EmbedDef[];
+  /** Declared actions by name (CONTRACT section 11); empty in snapshots written before them. */
+  readonly actions: readonly ActionDef[];
+  /** Model -> action bindings, by model, event, then declared order. */
+  readonly bindings: readonly ActionBinding[];
+  /** Declared workflows by name (CONTRACT section 12). */
+  readonly workflows: readonly WorkflowDef[];
 }
 
 /**

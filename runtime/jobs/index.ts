@@ -5,29 +5,64 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Capability, ServiceContext } from '../service/types.ts';
-import { enqueueJobs } from './enqueue.ts';
+import { enqueueCte, enqueueInTx, enqueueJobs, enqueueOneInTx } from './enqueue.ts';
+import { badRequest } from '../http/errors.ts';
+import { authenticateWorker, heldJob } from './workers.ts';
+import { completeInTx, extendLease, failJob } from './ack.ts';
+import { leaseJobs } from './lease.ts';
 import { reclaimExpired, startReclaimer } from './reclaim.ts';
 import { mountAdminRoutes } from './routes/admin.ts';
 import { mountAppRoutes } from './routes/app.ts';
 import { mountWorkerRoutes } from './routes/worker.ts';
 import { getJob, mayWatchJob } from './view.ts';
-import type { JobQueue } from './types.ts';
+import type { EnqueueInput, JobQueue } from './types.ts';
 
-export type { JobQueue, EnqueueInput, Caller, JobView, JobStatus } from './types.ts';
+export type { JobQueue, InternalQueue, EnqueueInput, Caller, JobView, JobStatus, RowJob, HeldJob } from './types.ts';
+export type { WorkerIdentity } from './workers.ts';
+export type { EnqueueInTxOptions } from './enqueue.ts';
+export type { LeasedJob } from './lease.ts';
+export { INTERNAL_QUEUE_PREFIX, isInternalQueue } from './input.ts';
 export { JOB_STATUSES } from './types.ts';
 export { retryDelaySecs } from './backoff.ts';
 
 function createJobQueue(ctx: ServiceContext): JobQueue {
   const { db } = ctx;
   const { events } = ctx.services;
+  // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
+  const logs = { events, audit: ctx.services.audit, prepared: ctx.dbKind === 'server' && ctx.config.db.prepared };
+  const reserved = new Map<string, string>();
+  const refuseReserved = (inputs: readonly EnqueueInput[]) => {
+    for (const input of inputs) {
+      const use = typeof input?.queue === 'string' ? reserved.get(input.queue.trim()) : undefined;
+      if (use !== undefined) throw badRequest(`queue ${input.queue} is reserved: ${use}`, { field: 'queue' });
+    }
+  };
   return {
     async enqueue(input, caller) {
-      const [job] = await enqueueJobs(db, events, [input], caller);
+      refuseReserved([input]);
+      const [job] = await enqueueJobs(db, logs, [input], caller);
       return job;
     },
-    enqueueMany: (inputs, caller) => enqueueJobs(db, events, inputs, caller),
-    get: (id, tenantId) => getJob(db, id, tenantId ?? undefined),
+    enqueueMany(inputs, caller) {
+      refuseReserved(inputs);
+      return enqueueJobs(db, logs, inputs, caller);
+    },
+    enqueueIn: (t, inputs, caller, options) => enqueueInTx(t, logs, inputs, caller, options),
+    enqueueCte: (rowJobs, caller, prefix, options) => enqueueCte(logs, rowJobs, caller, prefix, options),
+    reserveQueue: (queue, use) => void reserved.set(queue, use),
+    authenticateWorker: (token) => authenticateWorker(db, token),
+    heldJob: (id, leaseId, workerId) => heldJob(db, id, leaseId, workerId),
+    get: (id, scope) => getJob(db, id, scope),
     reclaim: () => reclaimExpired(db, events),
+    enqueueOne: (t, input, caller, options) => enqueueOneInTx(t, logs, input, caller, options),
+    internal: {
+      async lease(queue, capacity, visibilitySecs, workerId) {
+        return leaseJobs(db, events, { queues: [queue], capacity, visibilitySecs, workerId, tenantId: null });
+      },
+      extend: async (id, leaseId, visibilitySecs) => (await extendLease(db, id, leaseId, visibilitySecs)) !== null,
+      completeIn: (t, id, leaseId, result) => completeInTx(t, events, id, leaseId, result),
+      fail: (id, leaseId, error) => failJob(db, events, id, leaseId, error, true),
+    },
   };
 }
 
@@ -37,8 +72,8 @@ function guardJobChannels(ctx: ServiceContext): void {
     ctx.log.warn('realtime tier absent: job progress is not published');
     return;
   }
-  realtime.guardChannels('job:', (principal, tenantId, channel) =>
-    mayWatchJob(ctx.db, channel.slice('job:'.length), principal.userId, principal.role === 'Admin', tenantId));
+  realtime.guardChannels('job:', (principal, scope, channel) =>
+    mayWatchJob(ctx.db, channel.slice('job:'.length), principal.userId, principal.role === 'Admin', scope));
 }
 
 export const jobs: Capability = {
@@ -52,9 +87,13 @@ export const jobs: Capability = {
     // Looked up per request: the auth capability may wrap the authenticator (session checks).
     const auth = { authenticate: (token: string) => ctx.services.auth.authenticate(token) };
     // Fixed paths before `/jobs/:id`, which would otherwise shadow them.
-    mountAdminRoutes(ctx.router, auth, ctx.db);
-    mountWorkerRoutes(ctx.router, { db: ctx.db, events, realtime: ctx.services.realtime, log: ctx.log });
-    mountAppRoutes(ctx.router, auth, queue);
+    mountAdminRoutes(ctx.router, auth, ctx.db, ctx.services.audit);
+    mountWorkerRoutes(ctx.router, {
+      db: ctx.db, events, realtime: ctx.services.realtime, log: ctx.log, metrics: ctx.services.metrics,
+      // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
+      prepared: ctx.dbKind === 'server' && ctx.config.db.prepared,
+    });
+    mountAppRoutes(ctx.router, auth, queue, ctx.services.audit);
     const stopReclaimer = startReclaimer(ctx.db, events, ctx.log, ctx.config.jobs.reclaimIntervalSecs);
     return { stop: stopReclaimer };
   },

@@ -8,6 +8,20 @@ import type { EnqueueInput } from './types.ts';
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const DEFAULT_PRIORITY = 0;
 const MAX_NAME_LENGTH = 200;
+/**
+ * Queues the runtime keeps for itself (the workflow engine's `svc.workflows`):
+ * no client may enqueue into them, and no worker token may lease from them.
+ */
+export const INTERNAL_QUEUE_PREFIX = 'svc.';
+
+export const isInternalQueue = (queue: string) => queue.startsWith(INTERNAL_QUEUE_PREFIX);
+
+/** A queue name a client may use: not one of the runtime's own. */
+export function requirePublicQueue(value: unknown, field: string): string {
+  const queue = requireName(value, field);
+  if (isInternalQueue(queue)) throw badRequest(`${field}: queue names starting with ${INTERNAL_QUEUE_PREFIX} are reserved`);
+  return queue;
+}
 const INT32_MAX = 2_147_483_647;
 
 export interface NormalizedJob {
@@ -42,14 +56,15 @@ export function clampInt(value: unknown, field: string, fallback: number, min: n
   return Math.min(max, Math.max(min, Math.floor(value)));
 }
 
-export function normalizeJob(input: EnqueueInput): NormalizedJob {
+/** `internal`: the runtime's own enqueue, which may use a reserved queue. */
+export function normalizeJob(input: EnqueueInput, internal = false): NormalizedJob {
   if (typeof input !== 'object' || input === null) throw badRequest('body must be a JSON object');
   const key = input.idempotencyKey;
   if (key !== undefined && key !== null && (typeof key !== 'string' || key.length > MAX_NAME_LENGTH)) {
     throw badRequest(`idempotencyKey must be a string of at most ${MAX_NAME_LENGTH} characters`);
   }
   return {
-    queue: requireName(input.queue, 'queue'),
+    queue: internal ? requireName(input.queue, 'queue') : requirePublicQueue(input.queue, 'queue'),
     kind: requireName(input.kind, 'kind'),
     payload: input.payload === undefined ? {} : input.payload,
     idempotencyKey: key === undefined || key === null || key === '' ? null : key,

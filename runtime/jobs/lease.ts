@@ -39,6 +39,22 @@ interface LeasedRow {
 
 // Per queue, a lateral index scan in (priority desc, id) order; `queue = any($1)` would
 // instead sort every queued row of the queues on each lease.
+/**
+ * A lease id is a UUIDv7: its first 48 bits are the lease time (Unix ms, the
+ * database's clock), so any instance completing the job can measure
+ * lease-to-complete latency (see leasedAtMs) without another column.
+ */
+export const LEASE_ID = `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+  placing substring(int8send(floor(extract(epoch from clock_timestamp()) * 1000)::bigint) from 3) from 1 for 6),
+  52, 1), 53, 1), 'hex')::uuid::text`;
+
+/** The lease time (Unix ms) carried by a lease id; null for an id of another shape. */
+export function leasedAtMs(leaseId: string): number | null {
+  const hex = leaseId.replaceAll('-', '');
+  if (!/^[0-9a-f]{12}7/.test(hex)) return null;
+  return Number.parseInt(hex.slice(0, 12), 16);
+}
+
 function leaseSql(tenantScoped: boolean): string {
   return `
   with picked as (
@@ -55,7 +71,7 @@ function leaseSql(tenantScoped: boolean): string {
     limit $2
   )
   update svc_jobs j
-     set status = 'leased', attempts = j.attempts + 1, lease_id = gen_random_uuid()::text,
+     set status = 'leased', attempts = j.attempts + 1, lease_id = ${LEASE_ID},
          lease_secs = $3, visible_at = now() + make_interval(secs => $3), worker_id = $4, updated_at = now()
     from picked
    where j.id = picked.id
@@ -75,6 +91,7 @@ export async function leaseJobs(db: Db, events: EventStore, request: LeaseReques
     })));
     return leased;
   });
+  if (rows.length > 0) events.committed();
   // UPDATE ... RETURNING has no order: restore the lease order for the worker.
   rows.sort((a, b) => b.priority - a.priority || (a.id < b.id ? -1 : 1));
   return rows.map((row) => ({

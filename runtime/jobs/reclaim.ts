@@ -35,7 +35,7 @@ interface ReclaimedRow {
 }
 
 async function reclaimBatch(db: Db, events: EventStore): Promise<number> {
-  return db.tx('svc-jobs-reclaim', async (t) => {
+  const moved = await db.tx('svc-jobs-reclaim', async (t) => {
     const rows = await t.manyOrNone<ReclaimedRow>(RECLAIM);
     await events.appendMany(t, rows.map((row) => ({
       streamType: 'Job', streamId: row.id,
@@ -45,6 +45,8 @@ async function reclaimBatch(db: Db, events: EventStore): Promise<number> {
     })));
     return rows.length;
   });
+  if (moved > 0) events.committed();
+  return moved;
 }
 
 /** Reclaims every expired lease, a batch per transaction. */

@@ -1,15 +1,18 @@
 /**
- * Tenant scope of app- and admin-plane reads. A tenant-bound user sees only its
- * tenant (naming another is 403, as everywhere); a user without a tenant sees
- * the tenant it names with X-Tenant-ID, or every tenant when it names none.
+ * Tenant scope of app- and admin-plane requests: the one resolver of CONTRACT
+ * section 8 (a tenant-bound user sees only its tenant, a tenant-less Admin the
+ * tenant it names or the global scope, anyone else the global scope), and the
+ * SQL predicate it renders into a positional value list.
  */
 import type Koa from 'koa';
-import { resolveTenant, type Principal } from '../auth/index.ts';
-import type { AdminScope } from './workers.ts';
+import type { Principal } from '../auth/index.ts';
+import { bindTo, requestScope, type TenantScope } from '../tenancy/index.ts';
 
-export function readScope(principal: Principal, koa: Koa.Context): AdminScope {
-  return resolveTenant(principal, koa.get('x-tenant-id')) ?? undefined;
+export function readScope(principal: Principal, koa: Koa.Context): TenantScope {
+  return requestScope(koa, principal);
 }
 
-/** Timestamps as ISO 8601 in UTC, computed in SQL so the format does not depend on DateStyle. */
-export const isoUtc = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** `tenant_id` in `scope`, binding its value after those already in `values`. */
+export function scopeSql(scope: TenantScope, values: unknown[], column = 'tenant_id'): string {
+  return scope.sql(bindTo(values), column);
+}

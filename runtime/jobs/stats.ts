@@ -6,8 +6,9 @@ import type { Db } from '../db/index.ts';
 import { badRequest } from '../http/errors.ts';
 import { clampInt } from './input.ts';
 import { JOB_STATUSES, type JobStatus } from './types.ts';
-import type { AdminScope } from './workers.ts';
-import { isoUtc } from './scope.ts';
+import type { TenantScope } from '../tenancy/index.ts';
+import { isoUtcSql } from '../db/index.ts';
+import { scopeSql } from './scope.ts';
 
 export interface JobStats {
   readonly byStatus: Record<JobStatus, number>;
@@ -16,9 +17,9 @@ export interface JobStats {
   readonly oldestQueuedSeconds: number;
 }
 
-const STATS = `
+const STATS = (scoped: string) => `
   with scoped as (
-    select queue, status, created_at from svc_jobs where $1::text is null or tenant_id = $1
+    select queue, status, created_at from svc_jobs where ${scoped}
   ), grouped as (
     select queue, status, count(*)::int as count from scoped group by queue, status
   )
@@ -28,8 +29,9 @@ const STATS = `
     coalesce((select extract(epoch from now() - min(created_at)) from scoped where status = 'queued'), 0)::float8
       as oldest`;
 
-export async function jobStats(db: Db, scope: AdminScope): Promise<JobStats> {
-  const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(STATS, [scope ?? null]);
+export async function jobStats(db: Db, scope: TenantScope): Promise<JobStats> {
+  const values: unknown[] = [];
+  const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(STATS(scopeSql(scope, values)), values);
   const byStatus = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
   for (const entry of row.by_queue) byStatus[entry.status] += entry.count;
   return { byStatus, byQueue: row.by_queue, oldestQueuedSeconds: Math.max(0, row.oldest) };
@@ -49,19 +51,20 @@ function queryInt(value: string | undefined, field: string): number | undefined 
 }
 
 /** Newest first (ULID order); payload and result are left out. */
-export async function recentJobs(db: Db, scope: AdminScope, query: RecentQuery) {
+export async function recentJobs(db: Db, scope: TenantScope, query: RecentQuery) {
   const status = query.status || null;
   if (status !== null && !JOB_STATUSES.includes(status as JobStatus)) {
     throw badRequest(`status must be one of ${JOB_STATUSES.join(', ')}`);
   }
   const limit = clampInt(queryInt(query.limit, 'limit'), 'limit', 50, 1, 200);
   const offset = clampInt(queryInt(query.offset, 'offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const values: unknown[] = [query.queue || null, status, limit, offset];
   const rows = await db.manyOrNone(
     `select id, queue, kind, status, attempts, max_attempts, error,
-            ${isoUtc('created_at')} as created_at, ${isoUtc('updated_at')} as updated_at from svc_jobs
-      where ($1::text is null or tenant_id = $1) and ($2::text is null or queue = $2) and ($3::text is null or status = $3)
-      order by id desc limit $4 offset $5`,
-    [scope ?? null, query.queue || null, status, limit, offset],
+            ${isoUtcSql('created_at')} as created_at, ${isoUtcSql('updated_at')} as updated_at from svc_jobs
+      where ${scopeSql(scope, values)} and ($1::text is null or queue = $1) and ($2::text is null or status = $2)
+      order by id desc limit $3 offset $4`,
+    values,
   );
   return rows.map((row) => ({
     id: row.id, queue: row.queue, kind: row.kind, status: row.status, attempts: row.attempts,

@@ -6,10 +6,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '../ids.ts';
-import type { Db } from '../db/index.ts';
+import type { Db, Tx } from '../db/index.ts';
 import { badRequest } from '../http/errors.ts';
-import { requireName } from './input.ts';
-import { isoUtc } from './scope.ts';
+import { requireName, requirePublicQueue } from './input.ts';
+import type { TenantScope } from '../tenancy/index.ts';
+import { isoUtcSql } from '../db/index.ts';
+import { scopeSql } from './scope.ts';
 
 export const TOKEN_PREFIX = 'wkr_';
 export const ANY_QUEUE = '*';
@@ -29,8 +31,6 @@ export interface WorkerView {
   readonly createdAt: string;
 }
 
-/** Tenant scope of an admin request: a tenant id, or undefined for every tenant. */
-export type AdminScope = string | undefined;
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -38,11 +38,11 @@ export function hashToken(token: string): string {
 
 export function requireQueues(value: unknown): string[] {
   if (!Array.isArray(value) || value.length === 0) throw badRequest('queues must be a non-empty array of strings');
-  return [...new Set(value.map((queue) => requireName(queue, 'queues[]')))];
+  return [...new Set(value.map((queue) => requirePublicQueue(queue, 'queues[]')))];
 }
 
 export async function mintToken(
-  db: Db, input: { name: unknown; queues: unknown }, createdBy: string, tenantId: string | null,
+  db: Db | Tx, input: { name: unknown; queues: unknown }, createdBy: string, scope: TenantScope,
 ): Promise<{ id: string; token: string; queues: string[] }> {
   const name = requireName(input.name, 'name');
   const queues = requireQueues(input.queues);
@@ -50,30 +50,32 @@ export async function mintToken(
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   await db.none(
     `insert into svc_worker_tokens (id, name, queues, token_hash, tenant_id, created_by) values ($1, $2, $3, $4, $5, $6)`,
-    [id, name, queues, hashToken(token), tenantId, createdBy],
+    [id, name, queues, hashToken(token), scope.tenantId, createdBy],
   );
   return { id, token, queues };
 }
 
-export async function listTokens(db: Db, scope: AdminScope): Promise<WorkerView[]> {
+export async function listTokens(db: Db, scope: TenantScope): Promise<WorkerView[]> {
+  const values: unknown[] = [];
   const rows = await db.manyOrNone(
-    `select id, name, queues, is_revoked, ${isoUtc('created_at')} as created_at from svc_worker_tokens
-      where $1::text is null or tenant_id = $1 order by id`,
-    [scope ?? null],
+    `select id, name, queues, is_revoked, ${isoUtcSql('created_at')} as created_at from svc_worker_tokens
+      where ${scopeSql(scope, values)} order by id`,
+    values,
   );
   return rows.map((row) => ({
     id: row.id, name: row.name, queues: row.queues, isRevoked: row.is_revoked, createdAt: row.created_at,
   }));
 }
 
-/** Revokes a live token in scope; false when unknown, out of scope or already revoked. */
-export async function revokeToken(db: Db, id: string, scope: AdminScope): Promise<boolean> {
-  const row = await db.oneOrNone(
+/** Revokes a live token in scope; null when unknown, out of scope or already revoked, else its tenant. */
+export async function revokeToken(db: Db | Tx, id: string, scope: TenantScope): Promise<{ tenantId: string | null } | null> {
+  const values: unknown[] = [id];
+  const row = await db.oneOrNone<{ tenant_id: string | null }>(
     `update svc_worker_tokens set is_revoked = true, revoked_at = now()
-      where id = $1 and not is_revoked and ($2::text is null or tenant_id = $2) returning id`,
-    [id, scope ?? null],
+      where id = $1 and not is_revoked and ${scopeSql(scope, values)} returning tenant_id`,
+    values,
   );
-  return row !== null;
+  return row && { tenantId: row.tenant_id };
 }
 
 export async function authenticateWorker(db: Db, token: string): Promise<WorkerIdentity | null> {
@@ -85,6 +87,17 @@ export async function authenticateWorker(db: Db, token: string): Promise<WorkerI
   return row ? { id: row.id, queues: row.queues, tenantId: row.tenant_id } : null;
 }
 
+/** The job when `workerId` holds its current lease `leaseId` and the lease has not expired. */
+export async function heldJob(db: Db, id: string, leaseId: string, workerId: string) {
+  const row = await db.oneOrNone<{ id: string; queue: string; kind: string; tenant_id: string | null; payload: unknown }>(
+    `select id, queue, kind, tenant_id, payload from svc_jobs
+      where id = $1 and lease_id = $2 and worker_id = $3 and status = 'leased' and visible_at > now()`,
+    [id, leaseId, workerId],
+  );
+  return row && { id: row.id, queue: row.queue, kind: row.kind, tenantId: row.tenant_id, payload: row.payload };
+}
+
+/** `*` is any queue a client may use: never one of the runtime's own (requireQueues refuses those first). */
 export function mayLease(worker: WorkerIdentity, queue: string): boolean {
   return worker.queues.includes(ANY_QUEUE) || worker.queues.includes(queue);
 }

@@ -1,6 +1,5 @@
-/** Reading model events for projections: one by id (live) or in seq order (replay). */
-import type { Db, Tx } from '../db/index.ts';
-import type { ChangeNotice } from '../events/index.ts';
+/** Reading model events for a rebuild, in log order. */
+import { isoUtc, type Tx } from '../db/index.ts';
 import type { ProjectionEvent } from './types.ts';
 
 const COLUMNS = 'seq, id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at';
@@ -22,17 +21,7 @@ export function toProjectionEvent(row: EventRow, replay: boolean): ProjectionEve
   return {
     eventId: row.id, eventType: row.event_type, model: row.stream_type, recordId: row.stream_id,
     version: row.version, data: row.data, actorId: row.actor_id, tenantId: row.tenant_id,
-    occurredAt: new Date(row.occurred_at).toISOString(), replay,
-  };
-}
-
-/** The event of a notice; when the log did not keep it, what the notice tells (data null, version 0). */
-export async function eventOfNotice(db: Db, notice: ChangeNotice): Promise<ProjectionEvent> {
-  const row = await db.oneOrNone<EventRow>(`select ${COLUMNS} from svc_events where id = $1`, [notice.eventId]);
-  if (row) return toProjectionEvent(row, false);
-  return {
-    eventId: notice.eventId, eventType: notice.eventType, model: notice.modelName, recordId: notice.recordId,
-    version: 0, data: null, actorId: null, tenantId: notice.tenantId, occurredAt: new Date().toISOString(), replay: false,
+    occurredAt: isoUtc(row.occurred_at), replay,
   };
 }
 

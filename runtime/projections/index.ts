@@ -36,19 +36,18 @@ export const projections: Capability = {
     validateCustoms(ctx);
     const tables = await prepare(ctx);
     const byModel = new Map(tables.map((p) => [p.model, p]));
-    const refresher = new Refresher(ctx.db, byModel, ctx.projections, ctx.log);
-    // Listen before the synchronisation: a change committed during it is refreshed afterwards.
-    const unlisten = await ctx.services.events.onChange((notice) => refresher.hear(notice));
+    const refresher = new Refresher(byModel, ctx.projections);
+    // Consumers start before the synchronisation: a change committed during it is refreshed afterwards.
+    await refresher.start(ctx.services.feed);
     await synchronise(ctx, tables);
     const infos = describe(tables, ctx.projections);
     ctx.services.projections = { list: () => infos, tableOf: (model) => byModel.get(model), stats: () => refresher.stats() };
     projectionRoutes(ctx.router, ctx.services.auth, ctx.services.projections, () => ({
       db: ctx.db, history: ctx.services.events.policy, tables, customs: ctx.projections,
-    }), ctx.log);
+    }), ctx.log, ctx.services.audit);
     return {
       async stop() {
-        await unlisten();
-        await refresher.idle();
+        await refresher.stop();
       },
     };
   },

@@ -5,7 +5,7 @@
  * how a value becomes text.
  */
 import type { Model, SchemaIR } from '../ir/types.ts';
-import type { Tx } from '../db/index.ts';
+import { isoUtcSql, type Tx } from '../db/index.ts';
 import { projectionTableName, q } from './names.ts';
 import type { ProjectedColumn, TableProjection } from './types.ts';
 
@@ -61,7 +61,6 @@ export function planProjections(ir: SchemaIR, catalog: Map<string, Map<string, s
   });
 }
 
-const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /**
  * A base value as projection text: SQL NULL is '', timestamps are ISO-8601 in
@@ -69,7 +68,7 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * their Postgres text form.
  */
 export function textExpression(ref: string, baseType: string): string {
-  if (baseType === 'timestamp with time zone') return `coalesce(to_char(${ref} at time zone 'UTC', ${ISO_UTC}), '')`;
+  if (baseType === 'timestamp with time zone') return `coalesce(${isoUtcSql(ref)}, '')`;
   if (baseType === 'timestamp without time zone') return `coalesce(to_char(${ref}, 'YYYY-MM-DD"T"HH24:MI:SS.MS'), '')`;
   if (baseType === 'date') return `coalesce(to_char(${ref}, 'YYYY-MM-DD'), '')`;
   return `coalesce(${ref}::text, '')`;

@@ -28,6 +28,8 @@ export interface RebuildInput {
   readonly history: HistoryOptions;
   readonly tables: readonly TableProjection[];
   readonly customs: readonly ProjectionDefinition[];
+  /** Runs in the rebuild's transaction once it succeeded (the audit entry). */
+  readonly audited?: (t: Tx, result: RebuildResult) => Promise<void>;
 }
 
 export interface RebuildResult {
@@ -68,7 +70,9 @@ export async function rebuildProjections(input: RebuildInput): Promise<RebuildRe
     await checkHistory(t, input); // a gap may have appeared since the first check
     const events = await replay(t, input);
     await recordRebuild(t, input, events);
-    return { projections: input.tables.length + input.customs.length, events };
+    const result = { projections: input.tables.length + input.customs.length, events };
+    await input.audited?.(t, result);
+    return result;
   });
 }
 

@@ -1,111 +1,121 @@
 /**
- * Live refresh: every instance hears committed model changes
- * (events.onChange) and re-reads the changed rows from the base table into
- * the projection. Best effort and idempotent, so several instances may do the
- * same work; the next start reconciles a change that was missed. Notices are
- * batched per model and applied by one worker at a time.
+ * Live refresh on durable feed consumers (runtime/feed, ADR 010): exactly
+ * once per change. One consumer (`projections:tables`) re-reads the changed
+ * rows of every built-in projection from their base tables; one consumer per
+ * custom projection (`projection:<name>`) applies its source model's events.
+ * Each batch and its cursor commit together, so a crash replays the batch;
+ * among instances one applies a batch at a time. A failing batch is retried
+ * (the consumer waits at that change instead of skipping it).
  *
- * Custom projections get each change once across all instances: a claim on
- * (projection, record, version) in the apply transaction.
+ * The version claim of custom projections stays: a rebuild records the
+ * versions it replayed, and the live consumer must not apply them again.
  */
-import type { Db } from '../db/index.ts';
-import type { ChangeNotice } from '../events/index.ts';
-import type { Logger } from '../log/index.ts';
-import { eventOfNotice } from './event.ts';
-import { refreshIds, refreshSql } from './sync.ts';
-import type { ProjectionDefinition, RefreshStats, TableProjection } from './types.ts';
+import type { Tx } from '../db/index.ts';
+import type { ChangeFeed, ConsumerHandle, DurableConsumer, FeedChange } from '../feed/index.ts';
+import { refreshSql } from './sync.ts';
+import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
+import type { ProjectionDefinition, ProjectionEvent, RefreshStats, TableProjection } from './types.ts';
 
 const MAX_IDS_PER_STATEMENT = 500;
+export const TABLES_CONSUMER = 'projections:tables';
 
 export class Refresher {
-  private readonly ids = new Map<string, Set<string>>();
-  private customQueue: ChangeNotice[] = [];
-  private running: Promise<void> | null = null;
-  private readonly sql = new Map<string, string>();
-  private refreshed = 0;
-  private failures = 0;
-  private lastRefreshAt: string | null = null;
+  private readonly handles: ConsumerHandle[] = [];
 
   constructor(
-    private readonly db: Db,
     private readonly tables: ReadonlyMap<string, TableProjection>,
     private readonly customs: readonly ProjectionDefinition[],
-    private readonly log: Logger,
-  ) {
-    for (const p of tables.values()) this.sql.set(p.model, refreshSql(p));
+  ) {}
+
+  /** Starts the consumers; a new cursor starts now (the startup synchronisation covers the past). */
+  async start(feed: ChangeFeed): Promise<void> {
+    if (this.tables.size > 0) this.handles.push(await feed.consume(this.tablesConsumer()));
+    for (const custom of this.customs) this.handles.push(await feed.consume(customConsumer(custom)));
   }
 
-  hear(notice: ChangeNotice): void {
-    if (this.tables.has(notice.modelName)) {
-      let set = this.ids.get(notice.modelName);
-      if (!set) this.ids.set(notice.modelName, (set = new Set()));
-      set.add(notice.recordId);
-    }
-    if (this.customs.some((c) => c.sourceModel === notice.modelName)) this.customQueue.push(notice);
-    this.running ??= this.drain().finally(() => (this.running = null));
-  }
-
-  /** Resolves once everything heard so far is applied. */
+  /** Resolves once every change committed so far is applied (by this instance or another). */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    for (const handle of this.handles) await handle.drain();
   }
 
   stats(): RefreshStats {
-    let pending = this.customQueue.length;
-    for (const set of this.ids.values()) pending += set.size;
-    return { refreshed: this.refreshed, failures: this.failures, pending, lastRefreshAt: this.lastRefreshAt };
+    const all = this.handles.map((h) => h.stats());
+    const last = all.map((s) => s.lastHandledAt).filter((at): at is string => at !== null).sort().at(-1) ?? null;
+    return {
+      refreshed: all.reduce((n, s) => n + s.handled, 0),
+      failures: all.reduce((n, s) => n + s.failures, 0),
+      pending: all.filter((s) => s.busy).length,
+      lastRefreshAt: last,
+    };
   }
 
-  private async drain(): Promise<void> {
-    // Yield once so that a burst of notices (updateMany) lands in one batch.
-    await new Promise((resolve) => setImmediate(resolve));
-    while (this.ids.size > 0 || this.customQueue.length > 0) {
-      const batch = [...this.ids];
-      this.ids.clear();
-      for (const [model, ids] of batch) await this.refreshModel(model, [...ids]);
-      const notices = this.customQueue;
-      this.customQueue = [];
-      for (const notice of notices) await this.applyCustoms(notice);
-    }
+  async stop(): Promise<void> {
+    for (const handle of this.handles) await handle.stop();
   }
 
-  private async refreshModel(model: string, ids: string[]): Promise<void> {
-    const p = this.tables.get(model)!;
-    for (let i = 0; i < ids.length; i += MAX_IDS_PER_STATEMENT) {
-      const chunk = ids.slice(i, i + MAX_IDS_PER_STATEMENT);
-      try {
-        await refreshIds(this.db, p, chunk, this.sql.get(model));
-        this.refreshed += chunk.length;
-        this.lastRefreshAt = new Date().toISOString();
-      } catch (err) {
-        this.failures += 1;
-        this.log.warn({ err, projection: p.name, ids: chunk.length }, 'projection refresh failed (reconciled at next start)');
+  private tablesConsumer(): DurableConsumer {
+    const sql = new Map([...this.tables.values()].map((p) => [p.model, refreshSql(p)]));
+    return {
+      name: TABLES_CONSUMER,
+      streams: [...this.tables.keys()],
+      handle: async (changes, t) => {
+        await holdAgainstRebuild(t);
+        const ids = new Map<string, Set<string>>();
+        for (const c of changes) {
+          let set = ids.get(c.modelName);
+          if (!set) ids.set(c.modelName, (set = new Set()));
+          set.add(c.recordId);
+        }
+        for (const [model, set] of ids) await refreshIds(t, sql.get(model)!, [...set]);
+      },
+    };
+  }
+}
+
+/**
+ * A refresh and a rebuild never interleave: a batch holds the projections
+ * lock shared (batches run side by side), a rebuild takes it exclusively and
+ * waits for batches in flight, which wait for it in turn. Without it, a row
+ * refreshed between the rebuild's delete and its insert made the rebuild fail
+ * on a duplicate key (seen by bench:projections with writes in flight).
+ */
+async function holdAgainstRebuild(t: Tx): Promise<void> {
+  await t.any('select pg_advisory_xact_lock_shared($1)', [PROJECTIONS_LOCK_KEY]);
+}
+
+async function refreshIds(t: Tx, sql: string, ids: string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += MAX_IDS_PER_STATEMENT) await t.none(sql, [ids.slice(i, i + MAX_IDS_PER_STATEMENT)]);
+}
+
+function customConsumer(custom: ProjectionDefinition): DurableConsumer {
+  return {
+    name: `projection:${custom.name}`,
+    streams: [custom.sourceModel],
+    withData: true,
+    async handle(changes, t) {
+      await holdAgainstRebuild(t);
+      for (const change of changes) {
+        if (change.version > 0 && !(await claim(t, custom.name, change))) continue; // a rebuild replayed it
+        await custom.apply(toEvent(change), t);
       }
-    }
-  }
+    },
+  };
+}
 
-  private async applyCustoms(notice: ChangeNotice): Promise<void> {
-    for (const custom of this.customs.filter((c) => c.sourceModel === notice.modelName)) {
-      try {
-        const event = await eventOfNotice(this.db, notice);
-        await this.db.tx('svc-projection-apply', async (t) => {
-          if (event.version > 0) {
-            const claim = await t.oneOrNone(
-              `insert into svc_projection_versions as v (projection, record_id, version) values ($1, $2, $3)
-               on conflict (projection, record_id) do update set version = excluded.version
-               where v.version < excluded.version returning 1 as claimed`,
-              [custom.name, event.recordId, event.version],
-            );
-            if (!claim) return; // another instance applied it
-          }
-          await custom.apply(event, t);
-        });
-        this.refreshed += 1;
-        this.lastRefreshAt = new Date().toISOString();
-      } catch (err) {
-        this.failures += 1;
-        this.log.warn({ err, projection: custom.name, eventId: notice.eventId }, 'custom projection apply failed');
-      }
-    }
-  }
+async function claim(t: Tx, projection: string, change: FeedChange): Promise<boolean> {
+  const row = await t.oneOrNone(
+    `insert into svc_projection_versions as v (projection, record_id, version) values ($1, $2, $3)
+     on conflict (projection, record_id) do update set version = excluded.version
+     where v.version < excluded.version returning 1 as claimed`,
+    [projection, change.recordId, change.version],
+  );
+  return row !== null;
+}
+
+function toEvent(change: FeedChange): ProjectionEvent {
+  return {
+    eventId: change.eventId, eventType: change.eventType, model: change.modelName, recordId: change.recordId,
+    version: change.version, data: change.data ?? null, actorId: change.actorId, tenantId: change.tenantId,
+    occurredAt: new Date(change.occurredAt).toISOString(), replay: false,
+  };
 }

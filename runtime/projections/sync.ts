@@ -1,6 +1,7 @@
 /**
  * Set-based copy from base tables into projection tables. Used by the
- * startup synchronisation (all rows) and by live refreshes (a set of ids);
+ * startup synchronisation (all rows) and by live refreshes (a set of ids, in
+ * the durable consumer's transaction: refresher.ts);
  * never reads the event log, so it works with history `off`.
  */
 import type { Db, Tx } from '../db/index.ts';
@@ -38,10 +39,6 @@ export async function syncAll(t: Tx, projections: readonly TableProjection[]): P
 /** One statement per refresh: the delete and the upsert touch disjoint ids. */
 export function refreshSql(p: TableProjection): string {
   return `with gone as (${deleteSql(p, true)}) ${upsertSql(p, true)}`;
-}
-
-export async function refreshIds(db: Db, p: TableProjection, ids: readonly string[], sql = refreshSql(p)): Promise<void> {
-  await db.none(sql, [ids]);
 }
 
 /** Rows that differ between base and projection (either side), for diagnostics. */

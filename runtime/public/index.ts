@@ -20,16 +20,37 @@ export const publicRead: Capability = {
   async init(ctx) {
     const models = planModels(ctx);
     await indexFilterColumns(ctx, [...models.values()]);
+    const hint = notListedHint(ctx);
     ctx.router.get('/public/records/:model', async (koa) => {
       const model = models.get(koa.params.model ?? '');
-      if (!model) throw notFound();
+      if (!model) {
+        hint(koa.params.model ?? '');
+        throw notFound();
+      }
       const filters = filtersOf(model, koa.query);
       const columns = [...filters.keys()].sort();
       const values = [...columns.map((c) => filters.get(c)), clampLimit(koa.query.limit)];
-      koa.body = { items: await ctx.db.manyOrNone(publicSql(model, columns), values) };
+      koa.body = { items: await ctx.readDb.manyOrNone(publicSql(model, columns), values) };
     });
   },
 };
+
+/**
+ * In development, a 404 for a model whose schema declares publicRead but that
+ * SVC_PUBLIC_READ_MODELS does not list says why (once per model); the
+ * response stays the specification's 404, so nothing leaks to the client.
+ */
+function notListedHint(ctx: ServiceContext): (name: string) => void {
+  const declared = new Set(ctx.ir.models.filter((m) => m.publicRead && !ctx.config.publicRead.models.has(m.name)).map((m) => m.name));
+  if (ctx.config.env === 'production') declared.clear();
+  return (name) => {
+    if (!declared.delete(name)) return;
+    const listed = [...ctx.config.publicRead.models, name].join(',');
+    ctx.log.info({ model: name },
+      `GET /public/records/${name} answered 404: the schema declares publicRead for ${name}, but SVC_PUBLIC_READ_MODELS does not list it; `
+      + `start with SVC_PUBLIC_READ_MODELS=${listed} to serve it (this hint appears in development only)`);
+  };
+}
 
 function planModels(ctx: ServiceContext): Map<string, PublicModel> {
   const config = ctx.config.publicRead;

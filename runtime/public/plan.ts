@@ -11,7 +11,7 @@ import type { TableProjection } from '../projections/index.ts';
 export interface PublicModel {
   readonly model: string;
   readonly projection: TableProjection;
-  /** `p."vendor_id" as "vendorId"`, ...: id plus the approved fields. */
+  /** `p."vendor_id" as "vendorId"`, ...: exactly the approved fields (`id` only when listed). */
   readonly select: string;
   /** Query parameter (any alias of an allowed field) -> projection column. */
   readonly filters: ReadonlyMap<string, string>;
@@ -32,7 +32,7 @@ function resolver(model: Model): Resolve {
 export function planPublicModel(model: Model, projection: TableProjection, config: PublicReadConfig): PublicModel {
   const resolve = resolver(model);
   const fields = model.publicRead?.fields ?? [];
-  const columns = ['id', ...fields.flatMap((name) => resolve(name)?.column ?? [])];
+  const columns = fields.flatMap((name) => resolve(name)?.column ?? []);
   const select = [...new Set(columns)].map((column) => {
     const c = projection.columns.find((pc) => pc.column === column)!;
     return `p.${quote(c.column)} as ${quote(c.jsonName)}`;

@@ -1,10 +1,15 @@
 /**
- * The public read query: approved fields of live, null-tenant rows of the
- * projection table, client filters then fixed filters (which win), ordered by
+ * The public read query: approved fields of live rows of the global scope
+ * (an anonymous caller acts in it, CONTRACT section 8) of the projection table, client filters then fixed filters (which win), ordered by
  * id, `limit` clamped to 1..100 (default 100; garbage is the default).
  */
+import { invalidField } from '../http/errors.ts';
+import { TenantScope } from '../tenancy/index.ts';
 import type { PublicModel } from './plan.ts';
 import { quote } from './plan.ts';
+
+/** The projection keeps the global scope's tenant as '' (a key column cannot be null). */
+const PROJECTION_GLOBAL = '';
 
 export const MAX_LIMIT = 100;
 
@@ -20,7 +25,10 @@ export function filtersOf(model: PublicModel, query: Record<string, unknown>): M
   for (const [key, raw] of Object.entries(query)) {
     const column = model.filters.get(key);
     const value = Array.isArray(raw) ? raw[0] : raw;
-    if (column && typeof value === 'string') out.set(column, value);
+    if (!column || typeof value !== 'string') continue;
+    // Postgres text cannot hold U+0000: the client's mistake, not a server error.
+    if (value.includes('\u0000')) throw invalidField(key, `${key} must not contain NUL characters`);
+    out.set(column, value);
   }
   for (const [column, value] of model.fixed) out.set(column, value);
   return out;
@@ -38,10 +46,11 @@ export function publicSql(model: PublicModel, columns: readonly string[]): strin
     const p = model.projection;
     const where = columns.map((column, i) => `and p.${quote(column)} = $${i + 1}`).join(' ');
     // The base-table check makes "never a soft-deleted row" hold even when a refresh was missed.
+    const scoped = TenantScope.GLOBAL.sql({ add: () => { throw new Error('the global scope binds nothing'); } }, 'b."tenant_id"');
     sql = `select ${model.select} from ${quote(p.table)} p
-      where p."tenant_id" = '' ${where}
+      where p."tenant_id" = '${PROJECTION_GLOBAL}' ${where}
         and exists (select 1 from ${quote(p.baseTable)} b
-                     where b."id" = p."id" and b."deleted_at" is null and b."tenant_id" is null)
+                     where b."id" = p."id" and b."deleted_at" is null and ${scoped})
       order by p."id" limit $${columns.length + 1}`;
     cache.set(key, sql);
   }

@@ -25,6 +25,11 @@ export class Hub {
     if (set.size === 0) this.scopes.delete(scope);
   }
 
+  /** (tenant, channel) scopes with at least one local subscriber. */
+  get scopeCount(): number {
+    return this.scopes.size;
+  }
+
   /** Sends `frame` to every local subscriber of `scope` except `except` (no self-echo). */
   deliver(scope: string, frame: string, except?: Session): void {
     const set = this.scopes.get(scope);

@@ -11,7 +11,7 @@ import { createPgPresence } from './presence.ts';
 import { watchRevocations } from './revocation.ts';
 import { createRealtimeServer, REALTIME_PATH, type RealtimeServer } from './server.ts';
 import { RealtimeTier } from './tier.ts';
-import { createPgTransport } from './transport.ts';
+import { createPgTransport, type Transport } from './transport.ts';
 
 export type { RealtimeBus, ChannelGuard } from './types.ts';
 export type { RealtimeConfig } from './config.ts';
@@ -27,7 +27,7 @@ export const realtime: Capability = {
     const config = ctx.config.realtime;
     const instanceId = newId();
     const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE);
-    const tier = new RealtimeTier(instanceId, createPgTransport(ctx.db, ctx.notifier, ctx.log), presence, ctx.log);
+    const tier = new RealtimeTier(instanceId, await transportOf(ctx), presence, ctx.log);
     await tier.start();
     ctx.services.realtime = tier;
     // Resolved per use: the auth capability may have replaced the authenticator.
@@ -47,6 +47,24 @@ export const realtime: Capability = {
     };
   },
 };
+
+/**
+ * Redis when SVC_BUS_URL is set, else Postgres NOTIFY (outside any write
+ * transaction). The Redis client is imported only when configured (start time).
+ */
+async function transportOf(ctx: ServiceContext): Promise<Transport> {
+  const { busUrl } = ctx.config.realtime;
+  if (busUrl === null) return createPgTransport(ctx.db, ctx.notifier, ctx.log);
+  const tier = ctx.config.databaseUrl === null ? `embedded:${ctx.root}` : tierOf(ctx.config.databaseUrl);
+  const { createRedisTransport } = await import('./redis.ts');
+  return createRedisTransport({ url: busUrl, tier, log: ctx.log });
+}
+
+/** Instances on one database form one tier: the server and database name, without credentials. */
+function tierOf(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  return `${url.hostname}:${url.port || '5432'}${url.pathname}`;
+}
 
 function startTimers(ctx: ServiceContext, tier: RealtimeTier, server: RealtimeServer, config: RealtimeConfig) {
   let beating = false;

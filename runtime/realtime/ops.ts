@@ -31,7 +31,7 @@ async function handle(tier: RealtimeTier, session: Session, config: RealtimeConf
       if (tier.isGuarded(frame.channel)) {
         throw new FrameError('forbidden', 'only the server publishes on this channel', frame.channel);
       }
-      return tier.broadcast({
+      return tier.publishMessage({
         kind: 'message', origin: tier.instanceId, tenant: session.tenant, channel: frame.channel, raw: frame.raw,
         from: session.userId,
       }, session);
@@ -51,7 +51,7 @@ async function subscribe(tier: RealtimeTier, session: Session, config: RealtimeC
 }
 
 async function authorize(tier: RealtimeTier, session: Session, channel: string): Promise<void> {
-  if (!(await tier.mayAccess(session.principal, session.tenant, channel))) {
+  if (!(await tier.mayAccess(session.principal, session.scope, channel))) {
     throw new FrameError('forbidden', 'not allowed on this channel', channel);
   }
 }

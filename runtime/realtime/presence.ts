@@ -5,7 +5,7 @@
  * whichever instance sweeps first, which then announces the leaves. All time
  * comparisons use the database clock, so instance clocks may drift.
  */
-import type { Db } from '../db/index.ts';
+import { isoUtc, type Db } from '../db/index.ts';
 import type { Member } from './protocol.ts';
 
 export interface PresenceEntry {
@@ -68,7 +68,7 @@ export function createPgPresence(db: Db, instanceId: string, ttlMs: number): Pre
            from svc_realtime_presence p join svc_realtime_instances i on i.instance_id = p.instance_id
           where p.tenant = $1 and p.channel = $2 and i.seen_at >= now() - $3 * interval '1 millisecond'
           group by p.user_id order by 2, 1`, [tenant ?? '', channel, ttlMs]);
-      return rows.map((r) => ({ userId: r.user_id, joinedAt: new Date(r.joined_at).toISOString() }));
+      return rows.map((r) => ({ userId: r.user_id, joinedAt: isoUtc(r.joined_at) }));
     },
     async heartbeat(local) {
       const seen = await db.result('update svc_realtime_instances set seen_at = now() where instance_id = $1', [instanceId]);

@@ -3,6 +3,7 @@
  * frames and rendering server frames. Server frames are rendered to strings
  * once and sent to every subscriber as they are.
  */
+import type { SafeError } from '../http/errors.ts';
 import { rawMember } from './raw-json.ts';
 
 export const CHANNEL_MAX_LENGTH = 200;
@@ -18,6 +19,13 @@ export type ErrorCode =
 
 export class FrameError {
   constructor(readonly code: ErrorCode, readonly message: string, readonly channel?: string) {}
+
+  /** This wire's rendering of a SafeError thrown by another capability (a channel guard, say). */
+  static fromSafe(error: SafeError, channel?: string): FrameError {
+    const code: ErrorCode = error.status === 403 || error.status === 401 ? 'forbidden'
+      : error.status >= 500 ? 'unavailable' : 'invalid_frame';
+    return new FrameError(code, error.message, channel);
+  }
 }
 
 const CHANNEL_OPS = new Set(['subscribe', 'unsubscribe', 'presence', 'publish']);

@@ -5,7 +5,9 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { bearerToken, InvalidTokenError, resolveTenant, type Authenticator, type Principal } from '../auth/index.ts';
+import { bearerToken, InvalidTokenError, SESSION_CLOSE, tokenExpiresAt, type Authenticator, type Principal } from '../auth/index.ts';
+import { resolveScope, type TenantScope } from '../tenancy/index.ts';
+import { codeOfStatus } from '../http/errors.ts';
 import type { Logger } from '../log/index.ts';
 import type { UpgradeHandler } from '../service/types.ts';
 import type { RealtimeConfig } from './config.ts';
@@ -18,7 +20,7 @@ export const REALTIME_PATH = '/realtime/ws';
 const HARD_LIMIT_FACTOR = 4;
 const CLOSE_GRACE_MS = 1_000;
 
-type Admitted = { principal: Principal; token: string; tenant: string | null };
+type Admitted = { principal: Principal; token: string; scope: TenantScope };
 type Admission = Admitted | { status: 401 | 403 | 503; error: string };
 
 export interface RealtimeServer {
@@ -34,12 +36,13 @@ export function createRealtimeServer(
 ): RealtimeServer {
   const wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: config.maxFrameBytes * HARD_LIMIT_FACTOR });
   const attach = (ws: WebSocket, admitted: Admitted) => {
-    const session = new Session(ws, admitted.principal, admitted.token, admitted.tenant, config.maxBufferedBytes, log);
+    const session = new Session(ws, admitted.principal, admitted.token, admitted.scope, config.maxBufferedBytes, log);
     tier.hub.sessions.add(session);
     ws.on('error', () => undefined); // e.g. a frame over maxPayload: ws closes with 1009 itself
     ws.on('pong', () => (session.alive = true));
     ws.on('message', (data, binary) => onFrame(tier, session, config, data as Buffer, binary));
     ws.on('close', () => onClose(tier, session));
+    closeAtExpiry(ws, admitted.token);
   };
   return {
     upgrade(request, socket, head) {
@@ -84,14 +87,28 @@ async function admit(request: IncomingMessage, auth: Authenticator): Promise<Adm
   const header = request.headers['x-tenant-id'];
   const requested = url.searchParams.get('tenant') ?? (Array.isArray(header) ? header[0] : header);
   try {
-    return { principal, token, tenant: resolveTenant(principal, requested) };
+    return { principal, token, scope: resolveScope(principal, requested) };
   } catch {
     return { status: 403, error: 'tenant not allowed' };
   }
 }
 
+/** A connection lives no longer than its access token: closed with 4001 when it expires (the client reconnects with a fresh one). */
+function closeAtExpiry(ws: WebSocket, token: string): void {
+  const expiresAt = tokenExpiresAt(token);
+  if (expiresAt === null) return;
+  const arm = () => {
+    const left = expiresAt - Date.now();
+    if (left <= 0) return ws.close(SESSION_CLOSE, 'token expired');
+    const timer = setTimeout(arm, Math.min(left, 2 ** 31 - 1));
+    timer.unref();
+    ws.once('close', () => clearTimeout(timer));
+  };
+  arm();
+}
+
 function refuse(socket: Duplex, status: number, error: string): void {
-  const body = JSON.stringify({ error });
+  const body = JSON.stringify({ error, code: codeOfStatus(status) });
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n`
     + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

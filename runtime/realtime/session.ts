@@ -10,8 +10,10 @@
  */
 import WebSocket from 'ws';
 import type { Principal } from '../auth/index.ts';
+import type { TenantScope } from '../tenancy/index.ts';
 import type { Logger } from '../log/index.ts';
 import { FrameError, frames } from './protocol.ts';
+import { SafeError } from '../http/errors.ts';
 
 export const SLOW_CONSUMER_CLOSE = 4008;
 const TERMINATE_AFTER_MS = 1_000;
@@ -27,10 +29,16 @@ export class Session {
     readonly principal: Principal,
     /** Kept to re-check the session when auth announces a change (never logged). */
     readonly token: string,
-    readonly tenant: string | null,
+    /** The scope the connection acts in (resolveScope at the upgrade). */
+    readonly scope: TenantScope,
     private readonly maxBufferedBytes: number,
     private readonly log: Logger,
   ) {}
+
+  /** The scope's tenant: the key of its channels and presence. */
+  get tenant(): string | null {
+    return this.scope.tenantId;
+  }
 
   get userId(): string {
     return this.principal.userId;
@@ -55,6 +63,7 @@ export class Session {
   enqueue(work: () => Promise<void> | void): void {
     this.queue = this.queue.then(work).catch((error: unknown) => {
       if (error instanceof FrameError) return this.fail(error);
+      if (error instanceof SafeError) return this.fail(FrameError.fromSafe(error));
       this.log.error({ err: error, userId: this.userId }, 'realtime: frame handling failed');
       this.fail(new FrameError('unavailable', 'realtime service temporarily unavailable'));
     });

@@ -6,6 +6,7 @@
  */
 import type { Principal } from '../auth/index.ts';
 import type { Logger } from '../log/index.ts';
+import type { TenantScope } from '../tenancy/index.ts';
 import { Hub, KeyedQueue, scopeKey } from './hub.ts';
 import type { PresenceEntry, PresenceStore } from './presence.ts';
 import { frames, type Member } from './protocol.ts';
@@ -42,7 +43,11 @@ export class RealtimeTier implements RealtimeBus {
 
   publish(tenantId: string | null, channel: string, data: unknown, from: string | null = null): Promise<void> {
     const raw = JSON.stringify(data === undefined ? null : data);
-    return this.broadcast({ kind: 'message', origin: this.instanceId, tenant: tenantId, channel, raw, from });
+    return this.publishMessage({ kind: 'message', origin: this.instanceId, tenant: tenantId, channel, raw, from });
+  }
+
+  stats(): { connections: number; channels: number } {
+    return { connections: this.hub.sessions.size, channels: this.hub.scopeCount };
   }
 
   guardChannels(prefix: string, guard: ChannelGuard): void {
@@ -55,10 +60,10 @@ export class RealtimeTier implements RealtimeBus {
   }
 
   /** Every guard whose prefix matches must allow; a guard that throws denies. */
-  async mayAccess(principal: Principal, tenant: string | null, channel: string): Promise<boolean> {
+  async mayAccess(principal: Principal, scope: TenantScope, channel: string): Promise<boolean> {
     for (const { prefix, guard } of this.guards) {
       if (!channel.startsWith(prefix)) continue;
-      const allowed = await guard(principal, tenant, channel).catch((err: unknown) => {
+      const allowed = await guard(principal, scope, channel).catch((err: unknown) => {
         this.log.error({ err, channel }, 'realtime: channel guard failed');
         return false;
       });
@@ -67,10 +72,20 @@ export class RealtimeTier implements RealtimeBus {
     return true;
   }
 
-  /** Delivers on this instance now (skipping `except`), then to every other instance. */
+  /** Presence news (join, leave): delivered on this instance now (skipping `except`), then to every other instance. */
   broadcast(envelope: Envelope, except?: Session): Promise<void> {
     this.deliver(envelope, except);
     return this.transport.send(envelope);
+  }
+
+  /**
+   * A published message: sent to every other instance first, delivered on
+   * this one (skipping `except`) once that succeeded, so that a publish
+   * answered with an error frame has been delivered nowhere.
+   */
+  async publishMessage(envelope: Envelope & { kind: 'message' }, except?: Session): Promise<void> {
+    await this.transport.send(envelope);
+    this.deliver(envelope, except);
   }
 
   async join(session: Session, channel: string): Promise<void> {

@@ -1,16 +1,25 @@
 /**
  * Who may do what: the generated access table (`ctx.access[model][op]`),
- * Admin always allowed; and the tenant scope every statement carries.
+ * Admin always allowed. The tenant scope every statement carries is the
+ * caller's `scope`, rendered by `Params` (sql.ts).
  */
 import type { Principal } from '../auth/index.ts';
+import type { AuditRequest } from '../audit/index.ts';
 import type { AccessRule, AccessTable, Model, Operation } from '../ir/types.ts';
 import { forbidden } from './errors.ts';
-import type { Params } from './sql.ts';
+import type { TenantScope } from '../tenancy/index.ts';
 
-/** The caller of a records operation: who, and in which tenant (null = the global scope). */
+/** The caller of a records operation: who, and in which scope (from `resolveScope`). */
 export interface Caller {
   readonly principal: Principal | null;
-  readonly tenantId: string | null;
+  readonly scope: TenantScope;
+  /** The HTTP request behind the call, for audit entries; absent for in-process callers. */
+  readonly request?: AuditRequest | null;
+  /**
+   * How many automated hops (an action's write-back, a workflow step) led to
+   * this write: 0 or absent for a person's write. Triggers pass `depth + 1` on.
+   */
+  readonly depth?: number;
 }
 
 export function allows(rule: AccessRule | undefined, principal: Principal | null): boolean {
@@ -31,9 +40,4 @@ export function assertAllowed(access: AccessTable, model: Model, op: Operation, 
   if (!allows(ruleOf(access, model, op), caller.principal)) {
     throw forbidden(`not allowed to ${op} ${model.name}`);
   }
-}
-
-/** Rows of the caller's tenant only; the global scope is the rows without a tenant. */
-export function tenantSql(caller: Caller, p: Params, alias = 't'): string {
-  return caller.tenantId === null ? `${alias}."tenant_id" is null` : `${alias}."tenant_id" = ${p.add(caller.tenantId, 'text')}`;
 }

@@ -4,8 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { AccessTable, EmbedDef, Operation, SchemaIR } from '../ir/types.ts';
-import type { Db, Tx } from '../db/index.ts';
+import { anyRows, type Db, type Tx } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ResolverTable } from '../service/types.ts';
 import { assertAllowed, type Caller } from './access.ts';
@@ -13,6 +14,8 @@ import { invalid } from './errors.ts';
 import { compileModels, type ModelInfo } from './model.ts';
 import type { Query } from './sql.ts';
 import { Validator } from './validate.ts';
+import type { WhereLimits } from './where.ts';
+import { WriteTriggers } from './triggers.ts';
 
 export type Runner = Db | Tx;
 
@@ -20,51 +23,90 @@ export interface RecordsDeps {
   readonly models: ReadonlyMap<string, ModelInfo>;
   readonly access: AccessTable;
   readonly db: Db;
+  /** Where plain reads (get, list, page) run: a replica (SVC_READ_DATABASE_URL) or `db`. */
+  readonly readDb: Db;
   readonly events: EventStore;
+  readonly audit: AuditLog;
   readonly resolvers: ResolverTable;
   readonly validator: Validator;
   readonly log: Logger;
   /** Named prepared statements (plan cached per connection); off for embedded PGlite. */
   readonly prepared: boolean;
+  readonly limits: RecordsLimits;
+  /** Side effects committed with a write (actions, workflow runs): see triggers.ts. */
+  readonly triggers: WriteTriggers;
   /** Runs a statement on `runner` and returns its rows. */
   rows<T = Record<string, unknown>>(runner: Runner, query: Query): Promise<T[]>;
   /** The model, checked to exist and to allow `op` to the caller. */
   model(name: unknown, op: Operation, caller: Caller): ModelInfo;
 }
 
+export interface RecordsLimits {
+  readonly where: WhereLimits;
+  /** At most this many statement texts are prepared by name on each connection (0: none). */
+  readonly maxPreparedStatements: number;
+}
+
 export interface DepsInput {
   readonly ir: SchemaIR;
   readonly access: AccessTable;
   readonly db: Db;
+  readonly readDb: Db;
   readonly events: EventStore;
+  readonly audit: AuditLog;
   readonly resolvers: ResolverTable;
   readonly log: Logger;
   readonly prepared: boolean;
+  readonly limits: RecordsLimits;
 }
 
-const statementNames = new Map<string, string>();
+/**
+ * Which statements are prepared by name. A named statement stays prepared on
+ * every pooled connection that ran it, for the connection's life, so the set
+ * of names must be bounded: the first `max` texts seen twice get a name for
+ * good (the fixed shapes every deployment runs: by id, list, page, writes);
+ * any other text (a new `where` shape) runs unnamed, parsed per execution.
+ * Repeats are counted in a bounded map, so one-off shapes cost no memory either.
+ */
+export class StatementNames {
+  private readonly named = new Map<string, string>();
+  private readonly seen = new Map<string, number>();
 
-/** One stable name per SQL text: Postgres parses and plans it once per connection. */
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `svc_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
-    if (statementNames.size > 5000) statementNames.clear();
-    statementNames.set(text, name);
+  constructor(private readonly max: number) {}
+
+  /** The name of `text`, or undefined when it runs unnamed. */
+  nameOf(text: string): string | undefined {
+    const name = this.named.get(text);
+    if (name || this.named.size >= this.max) return name;
+    if (!this.seen.has(text)) {
+      if (this.seen.size >= this.max * 4) this.seen.delete(this.seen.keys().next().value!);
+      this.seen.set(text, 1);
+      return undefined;
+    }
+    this.seen.delete(text);
+    const fresh = `svc_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+    this.named.set(text, fresh);
+    return fresh;
   }
-  return name;
+
+  get size(): number {
+    return this.named.size;
+  }
 }
 
 export function createDeps(input: DepsInput): RecordsDeps {
   const models = compileModels(input.ir);
   const embeds = new Map<string, EmbedDef>(input.ir.embeds.map((e) => [e.name, e]));
+  const names = new StatementNames(input.prepared ? input.limits.maxPreparedStatements : 0);
   return {
     ...input,
     models,
     validator: new Validator(embeds),
-    rows(runner, query) {
-      const statement = input.prepared ? { name: statementName(query.text), ...query } : query;
-      return runner.any(statement);
+    triggers: new WriteTriggers(),
+    rows<T>(runner: Runner, query: Query): Promise<T[]> {
+      const name = names.nameOf(query.text);
+      const statement = name ? { name, ...query } : query;
+      return anyRows<T>(runner, statement);
     },
     model(name, op, caller) {
       const info = typeof name === 'string' ? models.get(name) : undefined;

@@ -1,24 +1,57 @@
 /**
  * Errors a records caller may see. Each carries a GraphQL error code; a
  * validation error also names the offending field (CONTRACT section 4).
- * Anything that is not a RecordError is a bug: logged and masked.
+ * Anything that is not a SafeError is a bug: logged and masked.
  */
+import { SafeError, statusOfCode, type FieldError } from '../http/errors.ts';
+
 export const ERROR_CODES = ['NOT_FOUND', 'UNAUTHORIZED', 'FORBIDDEN', 'VALIDATION_ERROR', 'INTERNAL_ERROR'] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export class RecordError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    /** The input field at fault (`name`, `address.city`, `where.stage`). */
-    readonly field?: string,
-  ) {
-    super(message);
+export class RecordError extends SafeError {
+  declare readonly code: ErrorCode;
+
+  /** `field`: the input field at fault (`name`, `address.city`, `where.stage`). */
+  constructor(code: ErrorCode, message: string, field?: string, fieldErrors?: readonly FieldError[]) {
+    super(statusOfCode(code), code, message, { field, fieldErrors });
     this.name = 'RecordError';
   }
 }
 
 export const invalid = (field: string, message: string) => new RecordError('VALIDATION_ERROR', message, field);
+
+/** Several invalid fields at once; the first one is the error's own field and message. */
+export function invalidFields(errors: readonly FieldError[]): RecordError {
+  const [first] = errors;
+  return new RecordError('VALIDATION_ERROR', first.message, first.field, errors);
+}
+
+/**
+ * Runs each check, collecting the field errors of those that fail (a check
+ * that already reports several contributes each); any other error is thrown
+ * at once. Throws every collected field error together at the end.
+ */
+export class FieldErrors {
+  private readonly errors: FieldError[] = [];
+
+  check<T>(run: () => T): T | undefined {
+    try {
+      return run();
+    } catch (error) {
+      if (!(error instanceof SafeError) || error.code !== 'VALIDATION_ERROR' || error.fieldErrors.length === 0) throw error;
+      this.errors.push(...error.fieldErrors);
+      return undefined;
+    }
+  }
+
+  add(field: string, message: string): void {
+    this.errors.push({ field, message });
+  }
+
+  throwIfAny(): void {
+    if (this.errors.length > 0) throw invalidFields(this.errors);
+  }
+}
 export const notFound = (model: string, id: string) => new RecordError('NOT_FOUND', `${model} ${id} not found`);
 export const forbidden = (message = 'forbidden') => new RecordError('FORBIDDEN', message);
 

@@ -8,7 +8,6 @@ import type { RecordsDeps, Runner } from './deps.ts';
 import { invalid } from './errors.ts';
 import type { ModelInfo, RelationInfo } from './model.ts';
 import { Params } from './sql.ts';
-import { tenantSql } from './access.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -32,11 +31,11 @@ export function planIncludes(deps: RecordsDeps, info: ModelInfo, include: unknow
 }
 
 function related(deps: RecordsDeps, runner: Runner, plan: Plan, keyColumn: string, keys: string[], caller: Caller) {
-  const p = new Params();
+  const p = new Params(caller.scope);
   const ids = p.add(keys, 'text[]');
   const text = `select ${plan.target.selectList} from ${plan.target.table} t
-    where t."${keyColumn}" = any(${ids}) and t."deleted_at" is null and ${tenantSql(caller, p)} order by t."id"`;
-  return deps.rows<Row>(runner, { text, values: p.values });
+    where t."${keyColumn}" = any(${ids}) and t."deleted_at" is null and ${p.tenant()} order by t."id"`;
+  return deps.rows<Row>(runner, p.query(text));
 }
 
 async function loadOne(deps: RecordsDeps, runner: Runner, rows: Row[], plan: Plan, caller: Caller): Promise<void> {

@@ -23,4 +23,5 @@ export { allows, ruleOf, type Caller } from './access.ts';
 export { RecordError, ERROR_CODES, type ErrorCode } from './errors.ts';
 export { LIMITS, type ListArgs, type PageArgs, type Page } from './read.ts';
 export type { Row } from './include.ts';
+export { KIND_OF_STEP, WriteTriggers, type WriteKind, type WriteStep, type WriteTrigger, type WrittenRecord, type PlannedCreate } from './triggers.ts';
 export { WHERE_OPERATORS } from './where.ts';

@@ -2,16 +2,21 @@
  * The soft-delete lifecycle: delete (sets deleted_at), restore, hardDelete.
  * All three need the model's `delete` permission; each is one event.
  */
-import { tenantSql, type Caller } from './access.ts';
+import type { Caller } from './access.ts';
 import type { RecordsDeps } from './deps.ts';
 import { notFound } from './errors.ts';
 import type { Row } from './include.ts';
 import type { ModelInfo } from './model.ts';
 import { Params } from './sql.ts';
-import { actorOf, hookContext, hooksOf, inTransaction } from './write.ts';
+import { actorOf, hookContext, hooksOf, inTransaction, lockedRows } from './write.ts';
+import { KIND_OF_STEP } from './triggers.ts';
 import type { Tx } from '../db/index.ts';
+import type { AuditAction } from '../audit/index.ts';
+import { recordEntry } from './audit.ts';
 
 type Step = 'Deleted' | 'Restored' | 'HardDeleted';
+
+const ACTIONS: Record<Step, AuditAction> = { Deleted: 'record.delete', Restored: 'record.restore', HardDeleted: 'record.hardDelete' };
 
 const STATEMENTS: Record<Step, (info: ModelInfo, where: string) => string> = {
   Deleted: (info, where) =>
@@ -25,15 +30,24 @@ async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: strin
   const info = deps.model(model, 'delete', caller);
   const hooks = hooksOf(deps, info);
   const deleting = kind !== 'Restored';
+  const watched = deps.triggers.watches(info.name, KIND_OF_STEP[kind]);
   return inTransaction(deps, info, async (t: Tx) => {
     const hookCtx = hookContext(info, caller, t);
     if (deleting && hooks.beforeDelete) await hooks.beforeDelete(id, hookCtx);
-    const p = new Params();
-    const where = `t."id" = ${p.add(id, 'text')} and ${tenantSql(caller, p)}`;
-    const rows = await deps.rows<Row>(t, { text: STATEMENTS[kind](info, where), values: p.values });
+    const old = watched ? (await lockedRows(deps, t, info, caller, [id], true))[0] ?? null : null;
+    const p = new Params(caller.scope);
+    const where = `t."id" = ${p.add(id, 'text')} and ${p.tenant()}`;
+    const rows = await deps.rows<Row>(t, p.query(STATEMENTS[kind](info, where)));
     if (rows.length === 0) throw notFound(info.name, id);
     const data = kind === 'Deleted' ? { id, deletedAt: rows[0].deletedAt } : { id };
-    await deps.events.append(t, { streamType: info.name, streamId: id, eventType: kind, data, actorId: actorOf(caller), tenantId: caller.tenantId });
+    const { eventId } = await deps.events.append(t, { streamType: info.name, streamId: id, eventType: kind, data, actorId: actorOf(caller), tenantId: caller.scope.tenantId });
+    await deps.audit.record(t, recordEntry(info, caller, ACTIONS[kind], id, eventId));
+    if (watched) {
+      await deps.triggers.written(t, caller, [{
+        model: info.name, kind: KIND_OF_STEP[kind], step: kind, id, eventId,
+        record: kind === 'HardDeleted' ? null : rows[0], old, changed: [],
+      }]);
+    }
     if (deleting && hooks.afterDelete) await hooks.afterDelete(id, hookCtx);
     return rows[0];
   });

@@ -5,6 +5,7 @@
  */
 import type { Field, Model, SchemaIR, Scalar } from '../ir/types.ts';
 import { SYSTEM_COLUMNS } from '../ir/types.ts';
+import { isoUtcSql } from '../db/index.ts';
 
 export type SqlType = 'text' | 'double precision' | 'boolean' | 'timestamptz' | 'jsonb';
 
@@ -62,12 +63,10 @@ const SYSTEM_TYPES: Record<string, SqlType> = {
   id: 'text', tenant_id: 'text', created_at: 'timestamptz', updated_at: 'timestamptz', deleted_at: 'timestamptz',
 };
 
-/** ISO 8601 in UTC with microseconds: exact (keyset cursors compare it) and Date-parseable. */
+/** Timestamps in the one response format (ISO 8601, UTC, milliseconds); cursors carry exact values (order.ts). */
 function selectExpression(c: ColumnInfo): string {
   const source = `t.${c.quoted}`;
-  const value = c.sqlType === 'timestamptz'
-    ? `to_char(${source} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-    : source;
+  const value = c.sqlType === 'timestamptz' ? isoUtcSql(source) : source;
   return `${value} as ${quoteIdent(c.name)}`;
 }
 

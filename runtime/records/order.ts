@@ -46,8 +46,28 @@ export function orderSql(keys: readonly SortKey[], alias = 't'): string {
 
 const signature = (keys: readonly SortKey[]) => keys.map((k) => `${k.column.column}${k.desc ? '-' : '+'}`).join(',');
 
-export function encodeCursor(keys: readonly SortKey[], row: Record<string, unknown>): string {
-  const values = keys.map((k) => row[k.column.name] ?? null);
+const exactName = (i: number) => `__cursor_${i}`;
+
+/**
+ * Extra select columns with the exact (microsecond) value of each timestamp
+ * sort key: responses show milliseconds, and a cursor made from a rounded
+ * value would repeat or skip rows. Removed from the rows by `takeCursor`.
+ */
+export function exactCursorColumns(keys: readonly SortKey[], alias = 't'): string {
+  return keys.map((k, i) => (k.column.sqlType === 'timestamptz'
+    ? `, to_char(${alias}.${k.column.quoted} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "${exactName(i)}"`
+    : '')).join('');
+}
+
+/** The cursor after `last` (null without one); removes the exact columns from every row. */
+export function takeCursor(keys: readonly SortKey[], rows: Record<string, unknown>[], last: Record<string, unknown> | undefined): string | null {
+  const cursor = last ? encodeCursor(keys, last) : null;
+  for (const row of rows) keys.forEach((_, i) => delete row[exactName(i)]);
+  return cursor;
+}
+
+function encodeCursor(keys: readonly SortKey[], row: Record<string, unknown>): string {
+  const values = keys.map((k, i) => row[exactName(i)] ?? row[k.column.name] ?? null);
   return Buffer.from(JSON.stringify({ k: signature(keys), v: values })).toString('base64url');
 }
 

@@ -3,12 +3,12 @@
  * the trash (soft-deleted rows) and a record's history. Live queries never
  * return soft-deleted rows; every query is scoped to the caller's tenant.
  */
-import { tenantSql, type Caller } from './access.ts';
+import type { Caller } from './access.ts';
 import type { RecordsDeps } from './deps.ts';
 import { invalid, notFound } from './errors.ts';
 import { loadIncludes, planIncludes, type Row } from './include.ts';
 import type { ModelInfo } from './model.ts';
-import { afterCursorSql, encodeCursor, orderSql, sortKeys } from './order.ts';
+import { afterCursorSql, exactCursorColumns, orderSql, sortKeys, takeCursor } from './order.ts';
 import { Params } from './sql.ts';
 import { compileWhere } from './where.ts';
 
@@ -38,24 +38,25 @@ export interface Page {
   readonly pageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
 }
 
+/** CONTRACT section 4: above the maximum is clamped; below the minimum is a VALIDATION_ERROR. */
 function bounded(value: number | null | undefined, name: string, fallback: number, min: number, max: number): number {
   if (value === null || value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) throw invalid(name, `${name} must be an integer from ${min} to ${max}`);
-  return value;
+  if (!Number.isInteger(value) || value < min) throw invalid(name, `${name} must be an integer of at least ${min}`);
+  return Math.min(value, max);
 }
 
-function scope(info: ModelInfo, caller: Caller, where: unknown, p: Params, deleted: boolean): string {
+function filterSql(deps: RecordsDeps, info: ModelInfo, where: unknown, p: Params, deleted: boolean): string {
   const live = deleted ? 't."deleted_at" is not null' : 't."deleted_at" is null';
-  return `${live} and ${tenantSql(caller, p)} and ${compileWhere(info, where, p)}`;
+  return `${live} and ${p.tenant()} and ${compileWhere(info, where, p, deps.limits.where)}`;
 }
 
 export async function getRecord(deps: RecordsDeps, caller: Caller, model: unknown, id: string, include?: unknown) {
   const info = deps.model(model, 'read', caller);
   const plans = planIncludes(deps, info, include, caller);
-  const p = new Params();
-  const text = `select ${info.selectList} from ${info.table} t where t."id" = ${p.add(id, 'text')} and ${scope(info, caller, null, p, false)}`;
-  const rows = await deps.rows<Row>(deps.db, { text, values: p.values });
-  await loadIncludes(deps, deps.db, rows, plans, caller);
+  const p = new Params(caller.scope);
+  const text = `select ${info.selectList} from ${info.table} t where t."id" = ${p.add(id, 'text')} and ${filterSql(deps, info, null, p, false)}`;
+  const rows = await deps.rows<Row>(deps.readDb, p.query(text));
+  await loadIncludes(deps, deps.readDb, rows, plans, caller);
   return rows[0] ?? null;
 }
 
@@ -64,13 +65,13 @@ async function list(deps: RecordsDeps, caller: Caller, model: unknown, args: Lis
   const limit = bounded(args.limit, 'limit', LIMITS.defaultLimit, 1, LIMITS.maxLimit);
   const offset = bounded(args.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const plans = deleted ? [] : planIncludes(deps, info, args.include, caller);
-  const p = new Params();
-  const filter = scope(info, caller, args.where, p, deleted);
+  const p = new Params(caller.scope);
+  const filter = filterSql(deps, info, args.where, p, deleted);
   const order = orderSql(sortKeys(info, args.orderBy));
   const text = `select ${info.selectList} from ${info.table} t where ${filter} order by ${order}
     limit ${p.add(limit, 'int')} offset ${p.add(offset, 'bigint')}`;
-  const rows = await deps.rows<Row>(deps.db, { text, values: p.values });
-  await loadIncludes(deps, deps.db, rows, plans, caller);
+  const rows = await deps.rows<Row>(deps.readDb, p.query(text));
+  await loadIncludes(deps, deps.readDb, rows, plans, caller);
   return rows;
 }
 
@@ -82,38 +83,33 @@ export async function pageRecords(deps: RecordsDeps, caller: Caller, model: unkn
   const first = bounded(args.first, 'first', LIMITS.defaultFirst, 1, LIMITS.maxFirst);
   const plans = planIncludes(deps, info, args.include, caller);
   const keys = sortKeys(info, args.orderBy);
-  const p = new Params();
-  const filter = scope(info, caller, args.where, p, false);
+  const p = new Params(caller.scope);
+  const filter = filterSql(deps, info, args.where, p, false);
   const countValues = [...p.values];
   const cursor = args.after ? ` and ${afterCursorSql(keys, args.after, p)}` : '';
-  const text = `select ${info.selectList} from ${info.table} t where ${filter}${cursor}
+  const text = `select ${info.selectList}${exactCursorColumns(keys)} from ${info.table} t where ${filter}${cursor}
     order by ${orderSql(keys)} limit ${p.add(first + 1, 'int')}`;
-  const rows = await deps.rows<Row>(deps.db, { text, values: p.values });
+  const rows = await deps.rows<Row>(deps.readDb, p.query(text));
   const hasNextPage = rows.length > first;
   const items = hasNextPage ? rows.slice(0, first) : rows;
   let totalCount: number | null = null;
   if (args.withTotal !== false) {
-    const count = await deps.rows<{ n: number }>(deps.db, {
-      text: `select count(*)::int as n from ${info.table} t where ${filter}`, values: countValues,
+    const count = await deps.rows<{ n: number }>(deps.readDb, {
+      ...p.query(`select count(*)::int as n from ${info.table} t where ${filter}`), values: countValues,
     });
     totalCount = count[0].n;
   }
-  await loadIncludes(deps, deps.db, items, plans, caller);
-  const last = items.at(-1);
-  return { items, totalCount, pageInfo: { hasNextPage, endCursor: last ? encodeCursor(keys, last) : null } };
+  const endCursor = takeCursor(keys, rows, items.at(-1));
+  await loadIncludes(deps, deps.readDb, items, plans, caller);
+  return { items, totalCount, pageInfo: { hasNextPage, endCursor } };
 }
 
 /** Events of one record, oldest first. NOT_FOUND when the caller's tenant has none. */
 export async function recordHistory(deps: RecordsDeps, caller: Caller, model: unknown, id: string) {
   const info = deps.model(model, 'read', caller);
-  const events = await deps.events.history(info.name, id, caller.tenantId);
+  const events = await deps.events.history(info.name, id, caller.scope);
   if (events.length === 0) throw notFound(info.name, id);
   return events.map((e) => ({
-    eventId: e.eventId, eventType: e.eventType, version: e.version, data: e.data, actorId: e.actorId, occurredAt: isoTimestamp(e.occurredAt),
+    eventId: e.eventId, eventType: e.eventType, version: e.version, data: e.data, actorId: e.actorId, occurredAt: e.occurredAt,
   }));
-}
-
-/** Postgres' `2024-05-01 10:00:00.123456+00` as ISO 8601 `2024-05-01T10:00:00.123456+00:00`. */
-export function isoTimestamp(text: string): string {
-  return text.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00');
 }

@@ -10,6 +10,10 @@ import type { Row } from './include.ts';
 import { hardDeleteRecord, deleteRecord, restoreRecord } from './lifecycle.ts';
 import { getRecord, listDeleted, listRecords, pageRecords, recordHistory, type ListArgs, type Page, type PageArgs } from './read.ts';
 import { createRecord, updateMany, updateRecord } from './write.ts';
+import { rejectNul } from '../http/input.ts';
+import { isPlainObject } from './values.ts';
+import type { WriteTriggers } from './triggers.ts';
+import type { Db, Tx } from '../db/index.ts';
 
 export interface RecordEvent {
   readonly eventId: string;
@@ -22,6 +26,8 @@ export interface RecordEvent {
 
 export interface RecordService {
   readonly deps: RecordsDeps;
+  /** Register side effects that commit with a model write (see triggers.ts). */
+  readonly triggers: WriteTriggers;
   get(caller: Caller, model: unknown, id: string, include?: unknown): Promise<Row | null>;
   list(caller: Caller, model: unknown, args?: ListArgs): Promise<Row[]>;
   page(caller: Caller, model: unknown, args?: PageArgs): Promise<Page>;
@@ -33,25 +39,57 @@ export interface RecordService {
   delete(caller: Caller, model: unknown, id: string): Promise<boolean>;
   restore(caller: Caller, model: unknown, id: string): Promise<Row>;
   hardDelete(caller: Caller, model: unknown, id: string): Promise<boolean>;
+  /**
+   * The same API inside the caller's transaction `t`: each write runs in a
+   * savepoint of `t` (a refused write rolls back only itself) and commits
+   * with `t`, reads see `t`'s own writes. A workflow's mutation step commits
+   * with its step record this way.
+   */
+  within(t: Tx): RecordService;
+}
+
+/**
+ * Refuses input no column can hold (U+0000) before any statement runs, naming
+ * the field as validation does: `data`'s fields by their own name, others by
+ * argument (`where.name`, `id`).
+ */
+async function checked<T>(args: object, run: () => Promise<T>, dataFieldsBare = false): Promise<T> {
+  const { data, ...rest } = args as { data?: unknown };
+  rejectNul(rest);
+  if (data !== undefined) rejectNul(data, dataFieldsBare && isPlainObject(data) ? '' : 'data');
+  return run();
 }
 
 export function createRecordService(ctx: ServiceContext): RecordService {
   const deps = createDeps({
-    ir: ctx.ir, access: ctx.access, db: ctx.db, events: ctx.services.events, resolvers: ctx.resolvers, log: ctx.log,
-    prepared: ctx.dbKind === 'server',
+    ir: ctx.ir, access: ctx.access, db: ctx.db, readDb: ctx.readDb, events: ctx.services.events, audit: ctx.services.audit,
+    resolvers: ctx.resolvers, log: ctx.log,
+    // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
+    prepared: ctx.dbKind === 'server' && ctx.config.db.prepared,
+    limits: {
+      where: { maxDepth: ctx.config.graphql.maxWhereDepth, maxNodes: ctx.config.graphql.maxWhereNodes },
+      maxPreparedStatements: ctx.config.maxPreparedStatements,
+    },
   });
+  return serviceOver(deps);
+}
+
+function serviceOver(deps: RecordsDeps): RecordService {
   return {
     deps,
-    get: (caller, model, id, include) => getRecord(deps, caller, model, id, include),
-    list: (caller, model, args = {}) => listRecords(deps, caller, model, args),
-    page: (caller, model, args = {}) => pageRecords(deps, caller, model, args),
-    deleted: (caller, model, args = {}) => listDeleted(deps, caller, model, args),
-    history: (caller, model, id) => recordHistory(deps, caller, model, id),
-    create: (caller, model, data) => createRecord(deps, caller, model, data),
-    update: (caller, model, id, data) => updateRecord(deps, caller, model, id, data),
-    updateMany: (caller, model, where, data) => updateMany(deps, caller, model, where, data),
-    delete: (caller, model, id) => deleteRecord(deps, caller, model, id),
-    restore: (caller, model, id) => restoreRecord(deps, caller, model, id),
-    hardDelete: (caller, model, id) => hardDeleteRecord(deps, caller, model, id),
+    triggers: deps.triggers,
+    get: (caller, model, id, include) => checked({ id, include }, () => getRecord(deps, caller, model, id, include)),
+    list: (caller, model, args = {}) => checked(args, () => listRecords(deps, caller, model, args)),
+    page: (caller, model, args = {}) => checked(args, () => pageRecords(deps, caller, model, args)),
+    deleted: (caller, model, args = {}) => checked(args, () => listDeleted(deps, caller, model, args)),
+    history: (caller, model, id) => checked({ id }, () => recordHistory(deps, caller, model, id)),
+    create: (caller, model, data) => checked({ data }, () => createRecord(deps, caller, model, data), true),
+    update: (caller, model, id, data) => checked({ id, data }, () => updateRecord(deps, caller, model, id, data), true),
+    updateMany: (caller, model, where, data) => checked({ where, data }, () => updateMany(deps, caller, model, where, data), true),
+    delete: (caller, model, id) => checked({ id }, () => deleteRecord(deps, caller, model, id)),
+    restore: (caller, model, id) => checked({ id }, () => restoreRecord(deps, caller, model, id)),
+    hardDelete: (caller, model, id) => checked({ id }, () => hardDeleteRecord(deps, caller, model, id)),
+    // A task's `tx()` opens a savepoint: the write paths' own transaction nests inside `t`.
+    within: (t) => serviceOver({ ...deps, db: t as unknown as Db, readDb: t as unknown as Db }),
   };
 }

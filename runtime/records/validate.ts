@@ -2,10 +2,11 @@
  * Validation of `data` against the schema: types, required, @email, @min,
  * @max, @numeric, enum values, embedded blocks and unknown fields. Input may
  * use camelCase or snake_case; the result is keyed by column, in the order
- * given, plus the camelCase form recorded in the event.
+ * given, plus the camelCase form recorded in the event. Every invalid field
+ * is reported (CONTRACT section 15), the first one as the error's own field.
  */
 import type { EmbedDef, Field } from '../ir/types.ts';
-import { invalid } from './errors.ts';
+import { FieldErrors, invalid } from './errors.ts';
 import type { ColumnInfo, ModelInfo } from './model.ts';
 import { camelCase, checkFieldType, isPlainObject, type Embeds } from './values.ts';
 
@@ -52,15 +53,17 @@ export class Validator {
     if (!isPlainObject(value)) throw invalid(path, `${path} must be an object`);
     const byName = new Map(def.fields.map((f) => [f.name, f]));
     const out: Record<string, unknown> = {};
+    const errors = new FieldErrors();
     for (const [key, v] of Object.entries(value)) {
       const field = byName.get(key) ?? byName.get(camelCase(key));
-      if (!field) throw invalid(`${path}.${key}`, `${path}.${key} is not a field of ${name}`);
-      if (field.name in out) throw invalid(`${path}.${key}`, `${path}.${field.name} is given twice`);
-      out[field.name] = this.field(field, v, `${path}.${field.name}`);
+      if (!field) errors.add(`${path}.${key}`, `${path}.${key} is not a field of ${name}`);
+      else if (field.name in out) errors.add(`${path}.${key}`, `${path}.${field.name} is given twice`);
+      else out[field.name] = errors.check(() => this.field(field, v, `${path}.${field.name}`));
     }
     for (const field of def.fields) {
-      if (field.required && !(field.name in out)) throw invalid(`${path}.${field.name}`, `${path}.${field.name} is required`);
+      if (field.required && !(field.name in out)) errors.add(`${path}.${field.name}`, `${path}.${field.name} is required`);
     }
+    errors.throwIfAny();
     return out;
   }
 
@@ -70,16 +73,22 @@ export class Validator {
     const columns: ColumnInfo[] = [];
     const values: unknown[] = [];
     const out: Record<string, unknown> = {};
+    const errors = new FieldErrors();
     for (const [key, value] of Object.entries(data)) {
-      const c = lookup(info, key);
-      if (c.name in out) throw invalid(c.name, `${c.name} is given twice`);
-      const stored = this.field(c.field!, value, c.name);
+      const c = errors.check(() => lookup(info, key));
+      if (!c) continue;
+      if (c.name in out) {
+        errors.add(c.name, `${c.name} is given twice`);
+        continue;
+      }
+      const stored = errors.check(() => this.field(c.field!, value, c.name));
       columns.push(c);
       values.push(stored);
       out[c.name] = stored;
     }
-    if (mode === 'create') requireMissing(info, out);
-    else if (columns.length === 0) throw invalid('data', 'data must set at least one field');
+    if (mode === 'create') requireMissing(info, out, errors);
+    else if (Object.keys(data).length === 0) errors.add('data', 'data must set at least one field');
+    errors.throwIfAny();
     return { columns, values, data: out };
   }
 }
@@ -94,9 +103,9 @@ function lookup(info: ModelInfo, key: string): ColumnInfo {
   throw invalid(key, `${key} is not a field of ${info.name}`);
 }
 
-function requireMissing(info: ModelInfo, given: Record<string, unknown>): void {
+function requireMissing(info: ModelInfo, given: Record<string, unknown>, errors: FieldErrors): void {
   for (const c of info.columns) {
     const f = c.field;
-    if (f && f.required && f.default === undefined && !(c.name in given)) throw invalid(c.name, `${c.name} is required`);
+    if (f && f.required && f.default === undefined && !(c.name in given)) errors.add(c.name, `${c.name} is required`);
   }
 }

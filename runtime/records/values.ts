@@ -4,24 +4,50 @@
  * the field, never a Postgres cast error (a 500).
  */
 import type { EmbedDef, Field, FieldType, Scalar } from '../ir/types.ts';
+import { isoUtc } from '../db/index.ts';
 import { invalid } from './errors.ts';
 import type { ColumnInfo } from './model.ts';
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-](\d{2})(?::?(\d{2}))?)?)?$/;
+
+const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+/**
+ * The calendar fields exist: JavaScript rolls `2024-02-30` over to March 1st
+ * where Postgres refuses it, so the check cannot be left to Date.parse.
+ */
+function isRealDate(match: RegExpExecArray): boolean {
+  const number = (i: number) => (match[i] === undefined ? 0 : Number(match[i]));
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map(number);
+  const [offsetHours, offsetMinutes] = [9, 10].map(number);
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
+    && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59;
+}
+
+/** The one response format (ISO 8601, UTC, milliseconds); no offset means UTC, a date alone its midnight. */
+function canonicalDate(match: RegExpExecArray): string {
+  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z'] = match;
+  return isoUtc(`${year}-${month}-${day}T${hour}:${minute}:${second}${fraction}${zone}`);
+}
 
 export type Embeds = ReadonlyMap<string, EmbedDef>;
 
-/** A JSON-safe date: an ISO 8601 string (kept as written: microseconds survive) or epoch milliseconds. */
-export function checkDate(value: unknown, path: string): string {
+/**
+ * A JSON-safe date: an ISO 8601 string or epoch milliseconds. Written values
+ * are stored, recorded and answered in the one format (`canonical`); a filter
+ * or cursor value is kept exact, as the column holds microseconds.
+ */
+export function checkDate(value: unknown, path: string, canonical = true): string {
   if (typeof value === 'number' && Number.isFinite(value)) {
     const date = new Date(value);
     if (!Number.isNaN(date.getTime())) return date.toISOString();
   }
-  if (typeof value === 'string' && ISO_DATE.test(value) && !Number.isNaN(Date.parse(value))) return value;
+  const match = typeof value === 'string' ? ISO_DATE.exec(value) : null;
+  if (match && isRealDate(match) && !Number.isNaN(Date.parse(value as string))) return canonical ? canonicalDate(match) : value as string;
   throw invalid(path, `${path} must be an ISO 8601 date-time`);
 }
 
-export function checkScalar(scalar: Scalar, value: unknown, path: string): unknown {
+export function checkScalar(scalar: Scalar, value: unknown, path: string, canonical = true): unknown {
   switch (scalar) {
     case 'string':
       if (typeof value !== 'string') throw invalid(path, `${path} must be a string`);
@@ -33,7 +59,7 @@ export function checkScalar(scalar: Scalar, value: unknown, path: string): unkno
       if (typeof value !== 'boolean') throw invalid(path, `${path} must be a boolean`);
       return value;
     case 'date':
-      return checkDate(value, path);
+      return checkDate(value, path, canonical);
   }
 }
 
@@ -50,13 +76,16 @@ function checkEnum(values: readonly string[], value: unknown, path: string): str
  * passed in so that their own field rules (required, min ...) apply too.
  */
 export function checkFieldType(
-  type: FieldType, value: unknown, path: string, checkEmbed: (embed: string, value: unknown, path: string) => unknown,
+  type: FieldType, value: unknown, path: string, checkEmbed: (embed: string, value: unknown, path: string) => unknown, canonical = true,
 ): unknown {
   switch (type.kind) {
-    case 'scalar': return checkScalar(type.scalar, value, path);
+    case 'scalar': return checkScalar(type.scalar, value, path, canonical);
     case 'enum': return checkEnum(type.values, value, path);
     case 'belongsTo':
       if (typeof value !== 'string' || value === '') throw invalid(path, `${path} must be a record id`);
+      return value;
+    case 'media':
+      if (typeof value !== 'string' || value === '') throw invalid(path, `${path} must be a media id`);
       return value;
     case 'list':
       if (!Array.isArray(value)) throw invalid(path, `${path} must be a list`);
@@ -76,10 +105,10 @@ const SYSTEM_SCALARS: Record<string, Scalar> = {
 
 /** A value compared with a column in `where` or a cursor; jsonb columns cannot be compared. */
 export function checkFilterValue(c: ColumnInfo, value: unknown, path: string): unknown {
-  if (!c.field) return checkScalar(SYSTEM_SCALARS[c.column], value, path);
+  if (!c.field) return checkScalar(SYSTEM_SCALARS[c.column], value, path, false);
   const kind = c.field.type.kind;
   if (kind === 'embed' || kind === 'list') throw invalid(path, `${path} can only be tested with isNull`);
-  return checkFieldType(c.field.type, value, path, () => undefined);
+  return checkFieldType(c.field.type, value, path, () => undefined, false);
 }
 
 /** `lastContactAt` for `last_contact_at`: embedded blocks accept both casings too. */

@@ -84,17 +84,42 @@ function fieldCondition(info: ModelInfo, key: string, value: unknown, p: Params,
   return combine(parts, ' and ', 'true');
 }
 
+export interface WhereLimits {
+  /** Nesting levels of objects and lists. */
+  readonly maxDepth: number;
+  /** Objects, lists and values in all. */
+  readonly maxNodes: number;
+}
+
+/** Bounds checked before compiling, iteratively: a 5,000-deep `where` is refused, never a stack overflow. */
+function checkShape(where: unknown, limits: WhereLimits): void {
+  const stack: Array<[unknown, number]> = [[where, 1]];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (++nodes > limits.maxNodes) throw invalid('where', `where has more than ${limits.maxNodes} conditions and values`);
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > limits.maxDepth) throw invalid('where', `where nests deeper than ${limits.maxDepth} levels`);
+    for (const item of Array.isArray(value) ? value : Object.values(value)) stack.push([item, depth + 1]);
+  }
+}
+
 /** SQL boolean expression for `where` over the table aliased `alias`; `true` when empty. */
-export function compileWhere(info: ModelInfo, where: unknown, p: Params, alias = 't'): string {
+export function compileWhere(info: ModelInfo, where: unknown, p: Params, limits: WhereLimits, alias = 't'): string {
   if (where === null || where === undefined) return 'true';
+  checkShape(where, limits);
+  return compileConditions(info, where, p, alias);
+}
+
+function compileConditions(info: ModelInfo, where: unknown, p: Params, alias: string): string {
   if (!isPlainObject(where)) throw invalid('where', 'where must be an object');
   const parts = Object.entries(where).map(([key, value]) => {
     if (key === 'AND' || key === 'OR') {
-      const nested = conditions(value, `where.${key}`).map((w) => compileWhere(info, w, p, alias));
+      const nested = conditions(value, `where.${key}`).map((w) => compileConditions(info, w, p, alias));
       return key === 'AND' ? combine(nested, ' and ', 'true') : combine(nested, ' or ', 'false');
     }
     if (key === 'NOT') {
-      const nested = conditions(value, 'where.NOT').map((w) => compileWhere(info, w, p, alias));
+      const nested = conditions(value, 'where.NOT').map((w) => compileConditions(info, w, p, alias));
       return `not coalesce(${combine(nested, ' and ', 'true')}, false)`;
     }
     return fieldCondition(info, key, value, p, alias);

@@ -1,4 +1,7 @@
-export { defineService, startService, runService, migrationSets, type StartOptions, type RunningService } from './start.ts';
+export {
+  defineService, startService, runService, mountService, warnAboutConfig, migrationSets,
+  type StartOptions, type RunningService, type MountedService, type MountOptions,
+} from './start.ts';
 export type {
   Capability, CapabilityHandle, HookContext, ModelHooks, ResolverTable, ServiceContext, ServiceDefinition,
   Services, UpgradeHandler,

@@ -3,14 +3,14 @@
  * and stops it gracefully (stop accepting, drain in-flight requests, stop
  * capabilities in reverse, close the pool).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config, type Env } from '../config/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
-import { openDatabase, migrate, type Database, type MigrationSet } from '../db/index.ts';
-import { createApp } from '../http/app.ts';
+import { openServiceDatabase, migrate, type Database, type MigrationSet } from '../db/index.ts';
+import { createApp, type RequestObserver } from '../http/app.ts';
 import { fromSnapshot } from '../ir/snapshot.ts';
 import { createEventStore } from '../events/index.ts';
 import { TokenSigner } from '../auth/index.ts';
@@ -46,54 +46,116 @@ export function migrationSets(root: string): MigrationSet[] {
 
 export async function startService(definition: ServiceDefinition, options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(options.env ?? process.env);
-  const log = options.log ?? createLogger(config.logLevel);
-  if (config.auth.insecureSecret) log.warn('JWT_SECRET is not set: using an insecure development secret');
-  const root = resolve(fileURLToPath(definition.root));
-  const database = await openDatabase({
-    url: config.databaseUrl,
-    poolSize: config.dbPoolSize,
-    embeddedDir: options.embeddedDir ?? join('.svc', 'pgdata'),
-  });
-  const handles: CapabilityHandle[] = [];
+  const log = options.log ?? createLogger(config.logLevel, 'svc-gen', undefined, config.logFormat);
+  warnAboutConfig(config, log);
+  const database = await openServiceDatabase(config, options.embeddedDir ?? join('.svc', 'pgdata'));
+  const { server, sockets } = createHttpServer(config);
+  let mounted: MountedService | null = null;
   try {
-    const applied = await migrate(database.db, migrationSets(root));
-    if (applied.length > 0) log.info({ applied }, 'migrations applied');
-    const { ctx, server, sockets } = assemble(definition, config, log, root, database);
-    for (const capability of CAPABILITIES) {
-      const handle = await capability.init(ctx);
-      if (handle) handles.push(handle);
-    }
+    mounted = await mountService(definition, { config, log, database, server });
+    server.on('request', mounted.request);
+    server.on('upgrade', mounted.upgrade);
     const port = await listen(server, options.port ?? config.port, options.host ?? config.host);
     const url = `http://127.0.0.1:${port}`;
-    log.info({ port, database: database.kind }, 'svc-gen server listening');
-    return { url, port, ctx, stop: () => shutdown(server, sockets, handles, database, log) };
+    // bootMs: since the process started (module loading included).
+    log.info({ port, database: database.kind, bootMs: Math.round(performance.now()) }, 'svc-gen server listening');
+    const service = mounted;
+    return { url, port, ctx: service.ctx, stop: () => shutdown(server, sockets, service, database, log) };
   } catch (error) {
-    for (const handle of handles.reverse()) await handle.stop?.().catch(() => undefined);
+    await mounted?.stop();
     await database.close();
     throw error;
   }
 }
 
-function assemble(definition: ServiceDefinition, config: Config, log: Logger, root: string, database: Database) {
-  const ir = fromSnapshot(definition.snapshot);
-  const { app, router } = createApp({ log, maxBodyBytes: config.maxBodyBytes, edge: EDGE.map((m) => m(config, log)) });
-  const server = createServer({ keepAliveTimeout: 65_000 }, app.callback());
+/** Settings that are allowed but risky: said once per process at start. */
+export function warnAboutConfig(config: Config, log: Logger): void {
+  if (config.auth.insecureSecret) log.warn('JWT_SECRET is not set: using an insecure development secret');
+  if (config.rateLimit.trustForwardedFor) {
+    log.warn('SVC_TRUST_X_FORWARDED_FOR is on: the client address (rate limits, login throttle) is read from X-Forwarded-For, '
+      + 'so this server must sit behind a proxy that overwrites that header; set it to false when clients reach the server directly');
+  }
+}
+
+export interface MountOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  /** Owned by the caller: stopping the service leaves it open. */
+  readonly database: Database;
+  /** The HTTP server the caller routes requests from (ctx.server). */
+  readonly server: Server;
+}
+
+/**
+ * A service without a listener of its own: migrations applied, capabilities
+ * initialised, and its request and upgrade handlers for the caller to route
+ * to. `svc-gen dev` mounts each rebuilt schema beside the running one on one
+ * database and one port, then switches (docs/adr/007-dev-server.md).
+ */
+export interface MountedService {
+  readonly ctx: ServiceContext;
+  readonly request: (request: IncomingMessage, response: ServerResponse) => void;
+  readonly upgrade: UpgradeHandler;
+  /** Stops the capabilities in reverse order; the database and server stay. */
+  stop(): Promise<void>;
+}
+
+export async function mountService(definition: ServiceDefinition, options: MountOptions): Promise<MountedService> {
+  const { config, log, database, server } = options;
+  const root = resolve(fileURLToPath(definition.root));
+  const handles: CapabilityHandle[] = [];
+  const stop = async () => {
+    for (const handle of handles.reverse()) await handle.stop?.().catch((err) => log.error({ err }, 'stop failed'));
+    handles.length = 0;
+  };
+  try {
+    const applied = await migrate(database.direct, migrationSets(root));
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    const { ctx, app, upgrades } = assemble(definition, config, log, root, database, server);
+    for (const capability of CAPABILITIES) {
+      const handle = await capability.init(ctx);
+      if (handle) handles.push(handle);
+    }
+    const upgrade: UpgradeHandler = (request, socket, head) => {
+      const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+      const handler = upgrades.get(path);
+      if (handler) handler(request, socket, head);
+      else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+    };
+    return { ctx, request: app.callback(), upgrade, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function createHttpServer(config: Config): { server: Server; sockets: Set<Socket> } {
+  const server = createServer({
+    keepAliveTimeout: 65_000,
+    // A client that dribbles its headers or body is cut off, not kept open for minutes.
+    headersTimeout: config.http.headersTimeoutMs,
+    requestTimeout: config.http.requestTimeoutMs,
+    // How often those timeouts are checked (Node's default, 30 s, would let a dribbling client overstay them).
+    connectionsCheckingInterval: Math.min(1_000, config.http.headersTimeoutMs),
+  });
+  server.maxConnections = config.http.maxConnections;
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
+  return { server, sockets };
+}
+
+function assemble(definition: ServiceDefinition, config: Config, log: Logger, root: string, database: Database, server: Server) {
+  const ir = fromSnapshot(definition.snapshot);
+  const observers: RequestObserver[] = [];
+  const { app, router } = createApp({ log, maxBodyBytes: config.maxBodyBytes, edge: EDGE.map((m) => m(config, log)), observers });
   const upgrades = new Map<string, UpgradeHandler>();
-  server.on('upgrade', (request, socket, head) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    const handler = upgrades.get(path);
-    if (handler) handler(request, socket, head);
-    else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-  });
   const tokens = new TokenSigner(config.auth.jwtSecret, config.auth.accessTokenTtlSecs);
   // Later capabilities add their services during init (see CAPABILITIES order).
   const services = {
-    events: createEventStore(database.db, database.notifier, {
+    events: createEventStore(database.db, {
       ...config.history, models: new Set(ir.models.map((model) => model.name)),
     }),
     tokens,
@@ -101,11 +163,12 @@ function assemble(definition: ServiceDefinition, config: Config, log: Logger, ro
   } as Services;
   const ctx: ServiceContext = {
     config, ir, access: definition.access, resolvers: definition.resolvers, projections: definition.projections ?? [], root, migrations: migrationSets(root),
-    db: database.db, pgp: database.pgp, dbKind: database.kind, notifier: database.notifier,
+    db: database.db, directDb: database.direct, readDb: database.read, pgp: database.pgp, dbKind: database.kind, notifier: database.notifier,
     log, router, server, services,
     onUpgrade: (path, handler) => void upgrades.set(path, handler),
+    observeRequests: (observer) => void observers.push(observer),
   };
-  return { ctx, server, sockets };
+  return { ctx, app, upgrades };
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -121,7 +184,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
-async function shutdown(server: Server, sockets: Set<Socket>, handles: CapabilityHandle[], database: Database, log: Logger) {
+async function shutdown(server: Server, sockets: Set<Socket>, service: MountedService, database: Database, log: Logger) {
   log.info('shutting down: draining requests');
   const closed = new Promise<void>((done) => server.close(() => done()));
   // A keep-alive connection turns idle when its in-flight response is sent: close it then.
@@ -130,7 +193,7 @@ async function shutdown(server: Server, sockets: Set<Socket>, handles: Capabilit
   const timer = setTimeout(() => {
     for (const socket of sockets) socket.destroy();
   }, DRAIN_TIMEOUT_MS);
-  for (const handle of [...handles].reverse()) await handle.stop?.().catch((err) => log.error({ err }, 'stop failed'));
+  await service.stop();
   await closed;
   clearInterval(idle);
   clearTimeout(timer);

@@ -14,6 +14,7 @@ import type { Config } from '../config/index.ts';
 import type { Db, MigrationSet, Notifier, Tx } from '../db/index.ts';
 import type { IMain } from 'pg-promise';
 import type { Logger } from '../log/index.ts';
+import type { RequestObserver } from '../http/app.ts';
 import type { AccessTable, SchemaIR } from '../ir/types.ts';
 import type { EventStore } from '../events/index.ts';
 import type { Authenticator, Principal, TokenSigner } from '../auth/index.ts';
@@ -72,6 +73,16 @@ export interface ServiceContext {
   /** Every migration set of this service (runtime's, then the schema's). */
   readonly migrations: readonly MigrationSet[];
   readonly db: Db;
+  /**
+   * Postgres without the pooler (SVC_DIRECT_DATABASE_URL; `db` when unset): for
+   * work that needs a session of its own, such as long-lived reads.
+   */
+  readonly directDb: Db;
+  /**
+   * A read replica (SVC_READ_DATABASE_URL; `db` when unset) for record reads and
+   * public read. It lags: a caller that must see its own write reads `db`.
+   */
+  readonly readDb: Db;
   readonly pgp: IMain;
   readonly dbKind: 'server' | 'embedded';
   readonly notifier: Notifier;
@@ -80,6 +91,8 @@ export interface ServiceContext {
   readonly server: Server;
   /** Routes a WebSocket upgrade on `path` to `handler`. */
   onUpgrade(path: string, handler: UpgradeHandler): void;
+  /** Calls `observer` for every HTTP request once its status is final (metrics). */
+  observeRequests(observer: RequestObserver): void;
   readonly services: Services;
 }
 

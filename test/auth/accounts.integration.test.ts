@@ -134,7 +134,7 @@ describe('POST /auth/logout', () => {
     expect((await post(svc.url, '/auth/logout')).status).toBe(401);
     const me = await get(svc.url, '/auth/me');
     expect(me.status).toBe(401);
-    expect(me.body).toEqual({ error: expect.any(String) });
+    expect(me.body).toEqual({ error: expect.any(String), code: expect.any(String) });
   });
 });
 
@@ -176,5 +176,5 @@ describe('access tokens', () => {
 it('does not mount /auth/register when self-registration is off (404)', async () => {
   const reply = await post(svc.url, '/auth/register', { email: 'x@example.com', password: 'secret123' });
   expect(reply.status).toBe(404);
-  expect(reply.body).toEqual({ error: expect.any(String) });
+  expect(reply.body).toEqual({ error: expect.any(String), code: expect.any(String) });
 });

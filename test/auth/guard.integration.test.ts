@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES } from '../../runtime/ir/types.ts';
 import {
-  principalOf, requireAdmin, requireAdminOrManager, requireUser, resolveTenant,
+  principalOf, requireAdmin, requireAdminOrManager, requireUser,
 } from '../../runtime/auth/index.ts';
+import { requestScope } from '../../runtime/tenancy/index.ts';
 import type { TestService } from '../helpers/service.ts';
 import { call, get, startOwnService } from './helpers.ts';
 
@@ -21,7 +22,7 @@ beforeAll(async () => {
   svc.ctx.router.get('/guard-test/admin', requireAdmin(auth), ok);
   svc.ctx.router.get('/guard-test/staff', requireAdminOrManager(auth), ok);
   svc.ctx.router.get('/guard-test/tenant', async (koa) => {
-    koa.body = { tenant: resolveTenant(await principalOf(koa, auth), koa.get('x-tenant-id')) };
+    koa.body = { tenant: requestScope(koa, await principalOf(koa, auth)).tenantId };
   });
 });
 afterAll(async () => {
@@ -33,7 +34,7 @@ describe('guards', () => {
     for (const path of ['/guard-test/user', '/guard-test/admin', '/guard-test/staff']) {
       const none = await get(svc.url, path);
       expect(none.status).toBe(401);
-      expect(none.body).toEqual({ error: expect.any(String) });
+      expect(none.body).toEqual({ error: expect.any(String), code: expect.any(String) });
       expect((await call(svc.url, 'GET', path, { headers: { authorization: 'Basic abc' } })).status).toBe(401);
       expect((await get(svc.url, path, 'not.a.jwt')).status).toBe(401);
     }
@@ -47,7 +48,7 @@ describe('guards', () => {
       expect((await get(svc.url, '/guard-test/staff', token)).status).toBe(['Admin', 'Manager'].includes(role) ? 200 : 403);
     }
     const forbidden = await get(svc.url, '/guard-test/admin', await svc.token({ role: 'Viewer', userId: 'guard-v' }));
-    expect(forbidden.body).toEqual({ error: expect.any(String) });
+    expect(forbidden.body).toEqual({ error: expect.any(String), code: 'FORBIDDEN' });
   });
 
   it('binds a tenant-bound user to its tenant (403 on another); others pick one with X-Tenant-ID', async () => {
@@ -58,5 +59,13 @@ describe('guards', () => {
     expect((await call(svc.url, 'GET', '/guard-test/tenant', { token: bound, headers: { 'x-tenant-id': 't2' } })).status).toBe(403);
     expect((await call(svc.url, 'GET', '/guard-test/tenant', { token: free, headers: { 'x-tenant-id': 't2' } })).body).toEqual({ tenant: 't2' });
     expect((await get(svc.url, '/guard-test/tenant', free)).body).toEqual({ tenant: null });
+  });
+
+  it('refuses X-Tenant-ID from a tenant-less user that is not an Admin (CONTRACT section 8)', async () => {
+    const viewer = await svc.token({ role: 'Viewer', userId: 'guard-viewer' });
+    const named = await call(svc.url, 'GET', '/guard-test/tenant', { token: viewer, headers: { 'x-tenant-id': 't2' } });
+    expect(named.status).toBe(403);
+    expect(named.body).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await get(svc.url, '/guard-test/tenant', viewer)).body).toEqual({ tenant: null });
   });
 });

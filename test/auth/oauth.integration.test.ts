@@ -110,6 +110,38 @@ describe('OAuth callback', () => {
     expect(reply.body.user).toEqual({ id: created.body.id, email: 'bob@idp.example.com', role: 'manager' });
   });
 
+  it('stores the identity as (provider, subject) -> user: a later email change at the provider signs in the same user', async () => {
+    const browser = new Browser();
+    const first = await finish(browser, await authorize(browser, 'dora'));
+    expect(first.status).toBe(200);
+    const link = await a.ctx.db.one('select provider, user_id from svc_oauth_identities where subject = $1', ['dora']);
+    expect(link).toEqual({ provider: 'okta', user_id: first.body.user.id });
+    idp.claims.set('dora', { email: 'dora.new@idp.example.com' });
+    const browser2 = new Browser();
+    const again = await finish(browser2, await authorize(browser2, 'dora'));
+    expect(again.status).toBe(200);
+    expect(again.body.user.id).toBe(first.body.user.id);
+  });
+
+  it('never links an unverified email to an existing account (an admin\'s address claimed at the provider)', async () => {
+    const admin = await a.token({ role: 'Admin', userId: 'oauth-admin' });
+    const root = await post(a.url, '/auth/users', { email: 'root@idp.example.com', password: 'secret123', role: 'Admin' }, admin);
+    expect(root.status).toBe(201);
+    idp.claims.set('mallory', { email: 'root@idp.example.com', email_verified: false });
+    const browser = new Browser();
+    const reply = await finish(browser, await authorize(browser, 'mallory'));
+    expect(reply.status).toBe(403);
+    expect(reply.body).toMatchObject({ code: 'FORBIDDEN', error: expect.stringMatching(/not.*verified|verified.*not/i) });
+    expect(reply.body.access_token).toBeUndefined();
+    expect(await a.ctx.db.oneOrNone('select 1 from svc_oauth_identities where subject = $1', ['mallory'])).toBeNull();
+    // Unverified but new: an account of its own, never the admin's.
+    idp.claims.set('newbie', { email: 'newbie.unverified@idp.example.com', email_verified: false });
+    const browser2 = new Browser();
+    const fresh = await finish(browser2, await authorize(browser2, 'newbie'));
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.user).toMatchObject({ email: 'newbie.unverified@idp.example.com', role: 'viewer' });
+  });
+
   it('refuses a replayed state (single use)', async () => {
     const browser = new Browser();
     const url = await authorize(browser, 'carol');

@@ -9,6 +9,8 @@ export interface TestProvider {
   readonly issuer: string;
   /** What the next login interaction answers: an account id, or an OAuth error. */
   next: { accountId: string } | { error: string };
+  /** Claims an account reports instead of the defaults (`<id>@IdP.example.com`, verified). */
+  readonly claims: Map<string, { email?: string; email_verified?: boolean }>;
   configure(redirectUris: string[]): void;
   close(): Promise<void>;
 }
@@ -27,8 +29,9 @@ export async function startProvider(): Promise<TestProvider> {
   const handle: TestProvider = {
     issuer,
     next: { accountId: 'alice' },
+    claims: new Map(),
     configure(redirectUris) {
-      provider = new Provider(issuer, providerConfig(redirectUris));
+      provider = new Provider(issuer, providerConfig(redirectUris, handle.claims));
     },
     close: () => new Promise((done) => server.close(() => done())),
   };
@@ -42,7 +45,7 @@ export async function startProvider(): Promise<TestProvider> {
   return handle;
 }
 
-function providerConfig(redirectUris: string[]) {
+function providerConfig(redirectUris: string[], overrides: TestProvider['claims']) {
   return {
     clients: [{
       client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: redirectUris,
@@ -55,7 +58,7 @@ function providerConfig(redirectUris: string[]) {
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx: unknown, id: string) => ({
       accountId: id,
-      claims: async () => ({ sub: id, email: `${id}@IdP.example.com`, email_verified: true, name: id }),
+      claims: async () => ({ sub: id, email: `${id}@IdP.example.com`, email_verified: true, name: id, ...overrides.get(id) }),
     }),
     // Consent is implied: grant whatever the client asked for.
     loadExistingGrant: async (ctx: any) => {

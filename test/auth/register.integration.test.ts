@@ -51,7 +51,7 @@ describe('POST /auth/register', () => {
     expect((await signUp(perUser, 'dup@example.com')).status).toBe(200);
     const again = await signUp(fixed, 'DUP@example.com');
     expect(again.status).toBe(409);
-    expect(again.body).toEqual({ error: expect.any(String) });
+    expect(again.body).toEqual({ error: expect.any(String), code: expect.any(String) });
   });
 
   it('creates exactly one user under concurrent registrations of one email', async () => {

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { FREE_ATTEMPTS } from '../../runtime/auth/throttle.ts';
-import { createAndLogin, ownDatabase, post } from './helpers.ts';
+import { ACCOUNT_FREE_ATTEMPTS, FREE_ATTEMPTS } from '../../runtime/auth/throttle.ts';
+import { call, createAndLogin, ownDatabase, post } from './helpers.ts';
 
 let database: TestDatabase;
 let a: TestService;
@@ -56,6 +56,32 @@ describe('login throttle', () => {
     expect((await attempt(a, 'patient@example.com', 'correct123')).status).toBe(200);
     expect((await attempt(a, 'patient@example.com', 'bad-again1')).status).toBe(401); // the count started over
     expect((await attempt(a, 'patient@example.com', 'correct123')).status).toBe(200);
+  });
+
+  it('a stranger\'s failed guesses lock the stranger out, not the owner from another address', async () => {
+    await createAndLogin(a, 'owner@example.com', 'correct123');
+    const from = (address: string, password: string) =>
+      call(a.url, 'POST', '/auth/login', { body: { email: 'owner@example.com', password }, headers: { 'x-forwarded-for': address } });
+    const stranger: number[] = [];
+    for (let i = 0; i < FREE_ATTEMPTS + 3; i++) stranger.push((await from('203.0.113.9', `guess${i}xyz`)).status);
+    expect(stranger.slice(0, FREE_ATTEMPTS)).toEqual(Array(FREE_ATTEMPTS).fill(401));
+    expect(stranger.slice(FREE_ATTEMPTS)).toEqual([429, 429, 429]);
+    expect((await from('198.51.100.7', 'correct123')).status).toBe(200);
+  });
+
+  it('has a per-account ceiling against guesses spread over many addresses', async () => {
+    await createAndLogin(a, 'spread@example.com', 'correct123');
+    const statuses: number[] = [];
+    for (let i = 0; i <= ACCOUNT_FREE_ATTEMPTS; i++) {
+      const reply = await call(a.url, 'POST', '/auth/login', {
+        body: { email: 'spread@example.com', password: `guess${i}xyz` }, headers: { 'x-forwarded-for': `10.0.${i >> 8}.${i & 255}` },
+      });
+      statuses.push(reply.status);
+    }
+    expect(statuses.slice(0, ACCOUNT_FREE_ATTEMPTS - 1).every((s) => s === 401)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+    const owner = await call(a.url, 'POST', '/auth/login', { body: { email: 'spread@example.com', password: 'correct123' }, headers: { 'x-forwarded-for': '198.51.100.8' } });
+    expect(owner.status).toBe(429);
   });
 
   it('throttles unknown emails the same way (no account enumeration)', async () => {

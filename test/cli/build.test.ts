@@ -13,7 +13,7 @@ function expectedLine(file: string): number {
 }
 
 describe('svc-gen build (command line)', { timeout: 60_000 }, () => {
-  it.each(['unknown-tag', 'unsupported-type', 'relation-target-missing', 'unknown-role', 'duplicate-model', 'missing-inverse'])(
+  it.each(['unknown-tag', 'unsupported-type', 'relation-target-missing', 'unknown-role', 'duplicate-model', 'missing-inverse', 'binding-unknown-action', 'workflow-bad-cron'])(
     'exits 1 with one line naming file:line for %s',
     async (name) => {
       const out = mkdtempSync(join(tmpdir(), 'svc-bad-'));

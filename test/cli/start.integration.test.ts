@@ -52,7 +52,7 @@ describe('svc-gen start', { timeout: 90_000 }, () => {
       expect(await schema.text()).toBe(readFileSync(join(dir, 'schema.ts'), 'utf8'));
       const missing = await fetch(`${base}/no/such/route`);
       expect(missing.status).toBe(404);
-      expect(await missing.json()).toEqual({ error: 'not found' });
+      expect(await missing.json()).toEqual({ error: 'not found', code: 'NOT_FOUND' });
     } finally {
       server.child.kill('SIGTERM');
     }

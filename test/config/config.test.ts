@@ -10,6 +10,7 @@ describe('loadConfig', () => {
     expect(config.corsOrigins).toBeNull();
     expect(config.rateLimit).toEqual({ requests: 100, windowSecs: 60, trustForwardedFor: true });
     expect(config.jobs.reclaimIntervalSecs).toBe(30);
+    expect(config.actions.maxDepth).toBe(3);
     expect(config.auth.passwordMinLength).toBe(8);
     expect(config.auth.passwordRequireComplexity).toBe(true);
     expect(config.auth.selfRegistration).toBe(false);
@@ -17,8 +18,14 @@ describe('loadConfig', () => {
     expect(config.auth.selfRegistrationTenant).toEqual({ mode: 'none' });
     expect(config.history).toEqual({ policy: 'full', retainDays: 30 });
     expect(config.maxBodyBytes).toBe(1024 * 1024);
-    expect(config.mediaDir).toBe('.svc/media');
+    expect(config.media.dir).toBe('.svc/media');
     expect(config.logLevel).toBe('info');
+  });
+
+  it('reads SVC_ACTION_MAX_DEPTH as a small non-negative integer', () => {
+    expect(loadConfig({ ...base, SVC_ACTION_MAX_DEPTH: '0' }).actions.maxDepth).toBe(0);
+    expect(() => loadConfig({ ...base, SVC_ACTION_MAX_DEPTH: '-1' })).toThrow(/^SVC_ACTION_MAX_DEPTH /);
+    expect(() => loadConfig({ ...base, SVC_ACTION_MAX_DEPTH: '1.5' })).toThrow(/^SVC_ACTION_MAX_DEPTH /);
   });
 
   it('uses an insecure secret only outside production', () => {
@@ -37,10 +44,27 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_RPS', '0'],
     ['SVC_HISTORY_POLICY', 'sometimes'],
     ['SVC_LOG_LEVEL', 'loud'],
+    ['SVC_LOG_FORMAT', 'fancy'],
     ['PASSWORD_REQUIRE_COMPLEXITY', 'maybe'],
     ['SVC_MAX_BODY_BYTES', '-1'],
     ['SVC_SELF_REGISTRATION_ROLE', 'Emperor'],
     ['SVC_PUBLIC_READ_FILTER_Product', 'novalue'],
+    ['SVC_MEDIA_DRIVER', 'ftp'],
+    ['SVC_MEDIA_MAX_BYTES', '0'],
+    ['SVC_MEDIA_MAX_BYTES', '10MB'],
+    ['SVC_MEDIA_ALLOWED_TYPES', 'text/html,not a type'],
+    ['SVC_MEDIA_UPLOAD_TTL_SECS', '0'],
+    ['SVC_MEDIA_SWEEP_INTERVAL_SECS', 'often'],
+    ['SVC_MEDIA_PUBLIC_URL', 'not a url'],
+    ['SVC_MEDIA_S3_ENDPOINT', 'nowhere'],
+    ['SVC_MEDIA_S3_FORCE_PATH_STYLE', 'perhaps'],
+    ['SVC_BUS_URL', 'not a url'],
+    ['SVC_BUS_URL', 'nats://127.0.0.1:4222'],
+    ['SVC_WORKFLOW_HTTP_ALLOW', 'hooks.example.com'],
+    ['SVC_WORKFLOW_HTTP_ALLOW', 'https://hooks.example.com/path'],
+    ['SVC_WORKFLOW_HTTP_ALLOW', 'ftp://files.example.com'],
+    ['SVC_WORKFLOW_LEASE_SECS', '0'],
+    ['SVC_WORKFLOW_CONCURRENCY', 'many'],
   ])('names %s when its value %s is bad, in one line', (variable, value) => {
     let error: unknown;
     try {
@@ -52,6 +76,37 @@ describe('loadConfig', () => {
     expect((error as ConfigError).variable).toBe(variable);
     expect((error as Error).message.startsWith(variable)).toBe(true);
     expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('reads the media settings, and requires a bucket for the s3 driver', () => {
+    expect(loadConfig(base).media).toMatchObject({
+      driver: 'local', maxBytes: 10 * 1024 * 1024, allowedTypes: [], uploadTtlSecs: 3600, publicUrl: null,
+      s3: { bucket: null, endpoint: null, region: 'us-east-1', forcePathStyle: false, credentials: null },
+    });
+    const s3 = loadConfig({
+      ...base, SVC_MEDIA_DRIVER: 's3', SVC_MEDIA_S3_BUCKET: 'b', SVC_MEDIA_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      SVC_MEDIA_S3_FORCE_PATH_STYLE: 'true', AWS_ACCESS_KEY_ID: 'k', AWS_SECRET_ACCESS_KEY: 's', SVC_MEDIA_ALLOWED_TYPES: 'Text/HTML',
+    }).media;
+    expect(s3).toMatchObject({
+      driver: 's3', allowedTypes: ['text/html'],
+      s3: { bucket: 'b', endpoint: 'http://127.0.0.1:9000/', forcePathStyle: true, credentials: { accessKeyId: 'k', secretAccessKey: 's' } },
+    });
+    expect(() => loadConfig({ ...base, SVC_MEDIA_DRIVER: 's3' })).toThrow(/^SVC_MEDIA_S3_BUCKET /);
+    const s3Base = { ...base, SVC_MEDIA_DRIVER: 's3', SVC_MEDIA_S3_BUCKET: 'b' };
+    expect(() => loadConfig({ ...s3Base, AWS_ACCESS_KEY_ID: 'only-the-id' })).toThrow(/^AWS_SECRET_ACCESS_KEY /);
+    expect(() => loadConfig({ ...s3Base, AWS_SECRET_ACCESS_KEY: 'only-the-secret' })).toThrow(/^AWS_ACCESS_KEY_ID /);
+    expect(loadConfig({ ...base, AWS_ACCESS_KEY_ID: 'for another tool' }).media.s3.credentials).toBeNull();
+  });
+
+  it('reads the workflow settings: SVC_WORKFLOW_HTTP_ALLOW as origins', () => {
+    expect(loadConfig(base).workflows).toEqual({ httpAllow: [], leaseSecs: 30, concurrency: 4, pollMs: 1000 });
+    const config = loadConfig({ ...base, SVC_WORKFLOW_HTTP_ALLOW: 'https://hooks.example.com, http://127.0.0.1:8080/', SVC_WORKFLOW_LEASE_SECS: '5' });
+    expect(config.workflows).toMatchObject({ httpAllow: ['https://hooks.example.com', 'http://127.0.0.1:8080'], leaseSecs: 5 });
+  });
+
+  it('reads SVC_BUS_URL (Redis) for the realtime fan-out; unset rides Postgres', () => {
+    expect(loadConfig(base).realtime.busUrl).toBeNull();
+    expect(loadConfig({ ...base, SVC_BUS_URL: 'redis://127.0.0.1:6379' }).realtime.busUrl).toBe('redis://127.0.0.1:6379');
   });
 
   it('reads self-registration tenant modes', () => {
@@ -82,5 +137,27 @@ describe('loadConfig', () => {
     expect([...config.publicRead.models]).toEqual(['Product', 'Company']);
     expect(config.publicRead.filterFields.get('Product')).toEqual(['name', 'category']);
     expect(config.publicRead.fixedFilters.get('Product')).toEqual([['status', 'active'], ['region', 'eu']]);
+  });
+
+  it('reads the database topology: pooler, direct URL, prepared statements', () => {
+    expect(loadConfig(base).db).toEqual({ pooler: 'none', directUrl: null, prepared: true, readUrl: null });
+    const pooled = { ...base, SVC_DB_POOLER: 'transaction', SVC_DIRECT_DATABASE_URL: 'postgres://x@10.0.0.1/db' };
+    expect(loadConfig(pooled).db).toEqual({ pooler: 'transaction', directUrl: 'postgres://x@10.0.0.1/db', prepared: false, readUrl: null });
+    expect(loadConfig({ ...base, SVC_READ_DATABASE_URL: 'postgres://x@10.0.0.2/db' }).db.readUrl).toBe('postgres://x@10.0.0.2/db');
+    expect(() => loadConfig({ ...base, SVC_READ_DATABASE_URL: 'replica' })).toThrow(/^SVC_READ_DATABASE_URL /);
+    // pgbouncer >= 1.21 keeps protocol-level prepared statements: the operator may turn them back on.
+    expect(loadConfig({ ...pooled, SVC_DB_PREPARED: 'true' }).db.prepared).toBe(true);
+    expect(loadConfig({ ...base, SVC_DB_PREPARED: 'false' }).db.prepared).toBe(false);
+    expect(() => loadConfig({ ...base, SVC_DB_POOLER: 'transaction' })).toThrow(/^SVC_DIRECT_DATABASE_URL is required when SVC_DB_POOLER=transaction/);
+    expect(() => loadConfig({ ...base, SVC_DB_POOLER: 'session' })).toThrow(/^SVC_DB_POOLER /);
+    expect(() => loadConfig({ ...base, SVC_DIRECT_DATABASE_URL: 'mysql://x' })).toThrow(/^SVC_DIRECT_DATABASE_URL /);
+  });
+
+  it('reads the metrics token and the unknown-migrations override', () => {
+    expect(loadConfig(base).metrics).toEqual({ token: null });
+    expect(loadConfig({ ...base, SVC_METRICS_TOKEN: 't'.repeat(16) }).metrics).toEqual({ token: 't'.repeat(16) });
+    expect(() => loadConfig({ ...base, SVC_METRICS_TOKEN: 'short' })).toThrow(/^SVC_METRICS_TOKEN /);
+    expect(loadConfig(base).allowUnknownMigrations).toBe(false);
+    expect(loadConfig({ ...base, SVC_ALLOW_UNKNOWN_MIGRATIONS: 'true' }).allowUnknownMigrations).toBe(true);
   });
 });

@@ -6,8 +6,9 @@ interface Report {
   cache: { enabled: boolean };
   history: { policy: string; models: Array<{ model: string; events: number; firstEventAt: string | null;
     lastEventAt: string | null; complete: boolean; gaps: Array<{ reason: string; since: string }> }> };
+  feed: { head: { tx: string; seq: number }; failures: number; lastLagMs: number; maxLagMs: number };
   projections: { refresh: { refreshed: number }; items: Array<{ name: string; rows: number | null; lagRows: number | null; lastSyncAt: string | null }> };
-  audit: { enabled: boolean; rows: number };
+  audit: { enabled: boolean; policy: string; rows: number; bytes: number };
 }
 
 describe('GET /storage/diagnostics', () => {
@@ -33,7 +34,10 @@ describe('GET /storage/diagnostics', () => {
     expect(res.status).toBe(200);
     const report = (await res.json()) as Report;
     expect(report.cache).toEqual({ enabled: false });
-    expect(report.audit).toEqual({ enabled: false, rows: 0, bytes: 0 });
+    // The writer above goes around the records API; the entries are the denials of the test before.
+    const audited = await svc.ctx.db.one('select count(*)::int as n from svc_audit');
+    expect(report.audit).toMatchObject({ enabled: true, policy: 'full', rows: audited.n });
+    expect(report.audit.bytes).toBeGreaterThan(0);
     expect(report.history.policy).toBe('full');
     const product = report.history.models.find((m) => m.model === 'Product')!;
     expect(product).toMatchObject({ events: 3, complete: true, gaps: [] });
@@ -43,6 +47,9 @@ describe('GET /storage/diagnostics', () => {
     expect(projection).toMatchObject({ rows: 2, lagRows: 0 });
     expect(projection.lastSyncAt).toMatch(/Z$/);
     expect(report.projections.refresh.refreshed).toBeGreaterThanOrEqual(2);
+    // The change feed's reader: where it stands in the log and how far behind commits it reads.
+    expect(report.feed.head.tx).toMatch(/^\d+$/);
+    expect(report.feed).toMatchObject({ failures: 0, lastLagMs: expect.any(Number), maxLagMs: expect.any(Number) });
   });
 
   it('shows lag when a projection differs from its base table, and gaps in coverage', async () => {

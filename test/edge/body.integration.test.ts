@@ -38,10 +38,10 @@ describe('request bodies and unknown routes', () => {
     const big = JSON.stringify({ email: 'a@example.com', password: 'x'.repeat(2000) });
     const declared = await call(svc.url, 'POST', '/auth/login', { body: JSON.parse(big) });
     expect(declared.status).toBe(413);
-    expect(declared.body).toEqual({ error: expect.any(String) });
+    expect(declared.body).toEqual({ error: expect.any(String), code: expect.any(String) });
     const chunked = await raw('/auth/login', big, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     expect(chunked.status).toBe(413);
-    expect(chunked.body).toEqual({ error: expect.any(String) });
+    expect(chunked.body).toEqual({ error: expect.any(String), code: expect.any(String) });
   });
 
   it('accepts a body just under the limit', async () => {
@@ -53,7 +53,7 @@ describe('request bodies and unknown routes', () => {
     for (const text of ['{"email": ', 'not json', '{"a":1}}']) {
       const reply = await raw('/auth/login', text, { 'content-type': 'application/json' });
       expect(reply.status).toBe(400);
-      expect(reply.body).toEqual({ error: expect.any(String) });
+      expect(reply.body).toEqual({ error: expect.any(String), code: expect.any(String) });
     }
   });
 
@@ -67,7 +67,7 @@ describe('request bodies and unknown routes', () => {
     for (const [method, path] of [['GET', '/nope'], ['POST', '/auth/nope'], ['DELETE', '/']]) {
       const reply = await call(svc.url, method, path);
       expect(reply.status).toBe(404);
-      expect(reply.body).toEqual({ error: expect.any(String) });
+      expect(reply.body).toEqual({ error: expect.any(String), code: expect.any(String) });
       expect(reply.headers.get('content-type')).toMatch(/application\/json/);
     }
   });
@@ -75,6 +75,6 @@ describe('request bodies and unknown routes', () => {
   it('answers 500 {error:"internal error"} for an unexpected failure, without SQL text', async () => {
     const reply = await call(svc.url, 'GET', '/edge-test/sql-error');
     expect(reply.status).toBe(500);
-    expect(reply.body).toEqual({ error: 'internal error' });
+    expect(reply.body).toEqual({ error: 'internal error', code: 'INTERNAL_ERROR' });
   });
 });

@@ -31,7 +31,7 @@ describe('rate limit', () => {
     const over = await from(limited, '203.0.113.1');
     expect(over.status).toBe(429);
     expect(over.headers.get('retry-after')).toBe('12'); // 60 s / 5 requests: one token every 12 s
-    expect(over.body).toEqual({ error: 'rate_limited', retryAfter: 12 });
+    expect(over.body).toEqual({ error: 'rate_limited', code: 'RATE_LIMITED', retryAfter: 12 });
     // Browsers can read it: the CORS headers are kept on the 429.
     const cors = await from(limited, '203.0.113.1', '/meta/schema', { origin: 'https://app.example.com' });
     expect(cors.status).toBe(429);

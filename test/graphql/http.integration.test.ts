@@ -55,6 +55,7 @@ describe('execution', () => {
     const q = 'query($limit: Int) { records(model: "Company", limit: $limit) }';
     expect((await gql(q, { limit: 'many' })).code).toBe('VALIDATION_ERROR');
     expect((await gql(q, { limit: 1 })).data.records).toHaveLength(1);
-    expect((await gql(q, { limit: 5000 })).errors![0].extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'limit' });
+    expect((await gql(q, { limit: 0 })).errors![0].extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'limit' });
+    expect((await gql(q, { limit: 5000 })).errors).toBeUndefined(); // clamped to 1000, CONTRACT section 4
   });
 });

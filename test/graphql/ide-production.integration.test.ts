@@ -1,4 +1,4 @@
-/** The GraphQL IDE is a development tool: production serves the API only. */
+/** The GraphQL IDE is a development tool: production serves the API only, over GET as over POST. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -8,12 +8,18 @@ beforeAll(async () => {
 });
 afterAll(() => svc?.close());
 
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
 it('serves no IDE in production, and the API still answers', async () => {
-  for (const path of ['/graphql', '/playground']) {
-    const response = await fetch(`${svc.url}${path}`);
-    expect([404, 405]).toContain(response.status);
-    expect(response.headers.get('content-type')).toContain('application/json');
-  }
+  const playground = await fetch(`${svc.url}/playground`, { headers: { accept: BROWSER_ACCEPT } });
+  expect(playground.status).toBe(404);
+  expect(playground.headers.get('content-type')).toContain('application/json');
+  expect((await fetch(`${svc.url}/graphql/assets/graphiql.min.js`)).status).toBe(404);
+  // A browser's GET /graphql is a GraphQL request like any other: no HTML, a GraphQL error.
+  const page = await fetch(`${svc.url}/graphql`, { headers: { accept: BROWSER_ACCEPT } });
+  expect(page.status).toBe(401);
+  expect(page.headers.get('content-type')).toContain('application/json');
+  expect(await page.json()).toEqual({ errors: [{ message: 'authentication required', extensions: { code: 'UNAUTHORIZED' } }] });
   const token = await svc.token({ role: 'Admin' });
   const response = await fetch(`${svc.url}/graphql`, {
     method: 'POST',
@@ -21,4 +27,9 @@ it('serves no IDE in production, and the API still answers', async () => {
     body: JSON.stringify({ query: '{ records(model: "Project") }' }),
   });
   expect(await response.json()).toEqual({ data: { records: [] } });
+  const get = await fetch(`${svc.url}/graphql?query=${encodeURIComponent('{ records(model: "Project") }')}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(get.status).toBe(200);
+  expect(await get.json()).toEqual({ data: { records: [] } });
 });

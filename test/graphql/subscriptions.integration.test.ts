@@ -72,6 +72,27 @@ describe('modelChanges', () => {
     }
   });
 
+  it('refuses a tenant-less non-Admin or another tenant\'s user naming a tenant (4403); a tenant-less Admin enters it', async () => {
+    for (const as of [{ role: 'Viewer' as const, tenantId: null }, { role: 'Manager' as const, tenantId: 't2' }]) {
+      const token = await first.token({ role: as.role, tenantId: as.tenantId, userId: `chooser-${as.role}` });
+      const closed = new Promise<number>((done) => connect(first, { token, tenantId: 't1' }).on('closed', (event: any) => done(event.code)));
+      expect(await closed).toBe(4403);
+    }
+    const token = await first.token({ role: 'Admin', userId: 'platform-operator' });
+    const admin = connect(first, { token, 'X-Tenant-ID': 't-entered' });
+    const changes: any[] = [];
+    admin.subscribe({ query: 'subscription { modelChanges(model: "Company") { tenantId } }' }, {
+      next: (message) => changes.push(message.data?.modelChanges), error: () => undefined, complete: () => undefined,
+    });
+    await new Promise<void>((done) => admin.on('connected', () => done()));
+    await new Promise((done) => setTimeout(done, 150));
+    await create(await clientFor(first, { role: 'Manager', tenantId: 'other-tenant' }), 'Company', { name: 'Elsewhere' });
+    await create(await clientFor(first, { role: 'Manager', tenantId: 't-entered' }), 'Company', { name: 'Entered' });
+    const deadline = Date.now() + 5000;
+    while (changes.length < 1 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 25));
+    expect(changes).toEqual([{ tenantId: 't-entered' }]);
+  });
+
   it('delivers committed changes across instances, filtered by model and tenant', async () => {
     const companies = await subscribe(first, { role: 'Manager', tenantId: 't1' }, 'Company');
     const everything = await subscribe(first, { role: 'Manager', tenantId: 't1' }, null, 'authorization');
@@ -105,5 +126,70 @@ describe('modelChanges', () => {
     expect(got.map((c) => c.modelName)).toEqual(['Company']);
     expect(denied.errors[0].extensions.code).toBe('FORBIDDEN');
     expect(unknown.errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'model' });
+  });
+});
+
+describe('modelChanges(after)', () => {
+  const FIELDS = 'eventType modelName eventId recordId tenantId';
+
+  async function subscribeAfter(service: TestService, tenantId: string, after: string | null): Promise<Feed & { client: Client }> {
+    const token = await service.token({ role: 'Manager', tenantId });
+    const client = connect(service, { token });
+    const feed = { changes: [] as any[], errors: [] as any[] };
+    client.subscribe({ query: `subscription($after: ID) { modelChanges(model: "Company", after: $after) { ${FIELDS} } }`, variables: { after } }, {
+      next: (message) => (message.errors ? feed.errors.push(...message.errors) : feed.changes.push(message.data!.modelChanges)),
+      error: (error) => feed.errors.push(error),
+      complete: () => undefined,
+    });
+    await new Promise<void>((done) => client.on('connected', () => done()));
+    return {
+      ...feed, client,
+      async until(count) {
+        const deadline = Date.now() + 5000;
+        while (feed.changes.length < count && feed.errors.length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 10));
+        return feed.changes;
+      },
+    };
+  }
+
+  it('replays what the client missed since `after`, then goes live: no gap, no duplicate at the seam', async () => {
+    const writer = await clientFor(second, { role: 'Manager', tenantId: 'r1' });
+    const elsewhere = await clientFor(second, { role: 'Manager', tenantId: 'r2' });
+    const live = await subscribeAfter(first, 'r1', null);
+    await new Promise((done) => setTimeout(done, 100)); // graphql-ws registers the subscription after 'connected'
+    const seen = await create(writer, 'Company', { name: 'Seen' });
+    const [received] = await live.until(1);
+    expect(received.recordId).toBe(seen.id);
+    await live.client.dispose();
+
+    const missed = [];
+    for (let i = 0; i < 3; i++) missed.push((await create(writer, 'Company', { name: `Missed ${i}` })).id);
+    await create(elsewhere, 'Company', { name: 'Other tenant' });
+    // Writes keep landing while the client resubscribes: the seam is crossed under load.
+    const during = Promise.all(Array.from({ length: 10 }, (_, i) => create(writer, 'Company', { name: `During ${i}` })));
+    const resumed = await subscribeAfter(first, 'r1', received.eventId);
+    const concurrent = (await during).map((row) => row.id);
+    const after = (await create(writer, 'Company', { name: 'Live again' })).id;
+    const expected = [...missed, ...concurrent, after];
+    const got = await resumed.until(expected.length);
+    await new Promise((done) => setTimeout(done, 200)); // nothing more may arrive
+    expect(resumed.errors).toEqual([]);
+    expect(resumed.changes.map((c) => c.recordId).sort()).toEqual([...expected].sort());
+    expect(got.slice(0, 3).map((c) => c.recordId)).toEqual(missed);
+    expect(got.at(-1).recordId).toBe(after);
+    expect(new Set(got.map((c) => c.eventId)).size).toBe(got.length);
+    expect(got.every((c) => c.tenantId === 'r1')).toBe(true);
+  });
+
+  it('refuses an unknown eventId and one of another tenant, naming the field', async () => {
+    const writer = await clientFor(second, { role: 'Manager', tenantId: 'r2' });
+    await create(writer, 'Company', { name: 'Theirs' });
+    const theirs = await second.ctx.db.one(`select id from svc_events where tenant_id = 'r2' order by seq desc limit 1`);
+    for (const after of ['01NOTANEVENT0000000000000', theirs.id]) {
+      const feed = await subscribeAfter(first, 'r1', after);
+      const deadline = Date.now() + 5000;
+      while (feed.errors.length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 10));
+      expect(feed.errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'after' });
+    }
   });
 });

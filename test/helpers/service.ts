@@ -12,6 +12,7 @@ import { TokenSigner, type Principal } from '../../runtime/auth/index.ts';
 import type { Role } from '../../runtime/ir/types.ts';
 import type { Logger } from '../../runtime/log/index.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { startPgbouncer, type Pgbouncer } from './pgbouncer.ts';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
 import type { Db } from '../../runtime/db/index.ts';
@@ -88,11 +89,29 @@ export async function mintToken(db: Db, signer: TokenSigner, p: Partial<Principa
   return signer.sign({ userId, role: p.role, tenantId, sessionId, email: p.email ?? null });
 }
 
+let pooler: Promise<Pgbouncer> | null = null;
+
+/**
+ * SVC_TEST_POOLER=pgbouncer runs every test service of this process through one
+ * pgbouncer in transaction mode (test/helpers/pgbouncer.ts), with the direct URL
+ * for LISTEN and migrations: `SVC_TEST_POOLER=pgbouncer npx vitest run test/records`.
+ */
+async function poolerEnv(url: string): Promise<Record<string, string>> {
+  if (process.env.SVC_TEST_POOLER !== 'pgbouncer') return {};
+  pooler ??= startPgbouncer({ poolSize: 10 }).then((bouncer) => {
+    process.once('exit', () => bouncer.kill());
+    return bouncer;
+  });
+  const bouncer = await pooler;
+  return { DATABASE_URL: bouncer.pooled(url), SVC_DIRECT_DATABASE_URL: url, SVC_DB_POOLER: 'transaction' };
+}
+
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dir = await buildFixture(options.fixture ?? 'small');
   const database = options.database ?? (await createTestDatabase());
   const env = {
     DATABASE_URL: database.url,
+    ...(await poolerEnv(database.url)),
     JWT_SECRET: TEST_JWT_SECRET,
     SVC_LOG_LEVEL: 'warn',
     SVC_DB_POOL_SIZE: '10',

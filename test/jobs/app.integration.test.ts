@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import { startJobsService, call, jobEvents, userClient } from './helpers.ts';
+import { TenantScope } from '../../runtime/tenancy/index.ts';
 
 let service: TestService;
 
@@ -59,12 +60,30 @@ describe('POST /jobs', () => {
     expect(bad.status).toBe(401);
   });
 
-  it('stamps the job with the caller tenant (bound user, or X-Tenant-ID of an unbound one)', async () => {
+  it('stamps the job with the caller tenant (bound user, or X-Tenant-ID of a tenant-less Admin)', async () => {
     const bound = await userClient(service, 'Viewer', 'u1', 't-one')('POST', '/jobs', { queue: 'q', kind: 'k' });
-    const unbound = await userClient(service, 'Viewer', 'u2')('POST', '/jobs', { queue: 'q', kind: 'k' }, { 'x-tenant-id': 't-two' });
+    const platform = await userClient(service, 'Admin', 'u2')('POST', '/jobs', { queue: 'q', kind: 'k' }, { 'x-tenant-id': 't-two' });
     const tenant = async (id: string) => (await service.ctx.db.one('select tenant_id from svc_jobs where id = $1', [id])).tenant_id;
     expect(await tenant(bound.body.id)).toBe('t-one');
-    expect(await tenant(unbound.body.id)).toBe('t-two');
+    expect(await tenant(platform.body.id)).toBe('t-two');
+  });
+
+  it('refuses X-Tenant-ID from a tenant-less non-Admin (403) and from a user bound to another tenant', async () => {
+    const viewer = userClient(service, 'Viewer', 'tenantless-viewer');
+    const named = await viewer('POST', '/jobs', { queue: 'q', kind: 'k' }, { 'x-tenant-id': 't-one' });
+    expect(named.status).toBe(403);
+    expect(named.body.code).toBe('FORBIDDEN');
+    const { body } = await userClient(service, 'Viewer', 'u1', 't-one')('POST', '/jobs', { queue: 'q', kind: 'k' });
+    expect((await viewer('GET', `/jobs/${body.id}`, undefined, { 'x-tenant-id': 't-one' })).status).toBe(403);
+    expect((await userClient(service, 'Viewer', 'u3', 't-three')('GET', `/jobs/${body.id}`, undefined, { 'x-tenant-id': 't-one' })).status).toBe(403);
+  });
+
+  it('keeps a tenant\'s jobs invisible to tenant-less users that name no tenant (global scope)', async () => {
+    const { body } = await userClient(service, 'Viewer', 'u1', 't-one')('POST', '/jobs', { queue: 'q', kind: 'k' });
+    expect((await userClient(service, 'Viewer', 'tenantless-viewer')('GET', `/jobs/${body.id}`)).status).toBe(404);
+    expect((await userClient(service, 'Admin', 'tenantless-admin')('GET', `/jobs/${body.id}`)).status).toBe(404);
+    const entered = await userClient(service, 'Admin', 'tenantless-admin')('GET', `/jobs/${body.id}`, undefined, { 'x-tenant-id': 't-one' });
+    expect(entered.status).toBe(200);
   });
 
   it('returns the existing id for a repeated idempotencyKey in the same queue, a new one in another queue', async () => {
@@ -116,7 +135,8 @@ describe('GET /jobs/{id}', () => {
     const { body } = await userClient(service, 'Viewer', 'owner', 'tenant-x')('POST', '/jobs', { queue: 'q', kind: 'k' });
     expect((await userClient(service, 'Viewer', 'owner', 'tenant-x')('GET', `/jobs/${body.id}`)).status).toBe(200);
     expect((await userClient(service, 'Admin', 'other', 'tenant-y')('GET', `/jobs/${body.id}`)).status).toBe(404);
-    expect((await userClient(service, 'Viewer', 'platform')('GET', `/jobs/${body.id}`)).status).toBe(200);
+    // A tenant-less user acts in the global scope: another tenant's job does not exist for it.
+    expect((await userClient(service, 'Viewer', 'platform')('GET', `/jobs/${body.id}`)).status).toBe(404);
   });
 
   it('answers 401 without auth', async () => {
@@ -127,7 +147,7 @@ describe('GET /jobs/{id}', () => {
     const jobs = service.ctx.services.jobs;
     await expect(jobs.enqueue({ queue: ' ', kind: 'k' }, { actorId: null, tenantId: null })).rejects.toMatchObject({ status: 400 });
     const { id } = await jobs.enqueue({ queue: 'internal', kind: 'k' }, { actorId: null, tenantId: 't9' });
-    expect(await jobs.get(id, 't9')).toMatchObject({ id, status: 'queued', maxAttempts: 5 });
-    expect(await jobs.get(id, 'other')).toBeNull();
+    expect(await jobs.get(id, TenantScope.of('t9'))).toMatchObject({ id, status: 'queued', maxAttempts: 5 });
+    expect(await jobs.get(id, TenantScope.of('other'))).toBeNull();
   });
 });

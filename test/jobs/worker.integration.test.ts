@@ -142,7 +142,7 @@ describe('POST /jobs/{id}/heartbeat', () => {
     const job = await leaseOne(freshQueue(), 60);
     const before = await row(job.id);
     const reply = await worker(`/jobs/${job.id}/heartbeat`, { leaseId: 'stale', visibilitySecs: 600 });
-    expect(reply).toEqual({ status: 409, body: { error: 'lease lost' } });
+    expect(reply).toEqual({ status: 409, body: { error: 'lease lost', code: 'CONFLICT' } });
     expect((await row(job.id)).visible_at).toBe(before.visible_at);
   });
 });
@@ -164,6 +164,19 @@ describe('POST /jobs/{id}/progress', () => {
     expect((await worker(`/jobs/${job.id}/progress`, { leaseId: 'stale', percent: 1, message: 'm', data: null })).status).toBe(409);
     expect((await worker(`/jobs/${job.id}/progress`, { leaseId: job.leaseId, percent: 'x', message: 'm' })).status).toBe(400);
   });
+
+  it('takes percent, message and data as optional (CONTRACT section 14)', async () => {
+    const job = await leaseOne(freshQueue());
+    expect((await worker(`/jobs/${job.id}/progress`, { leaseId: job.leaseId })).status).toBe(204);
+    expect((await worker(`/jobs/${job.id}/progress`, { leaseId: job.leaseId, message: 'only a message' })).status).toBe(204);
+  });
+
+  it('checks the lease first: a stale lease is 409 whatever else is wrong in the body', async () => {
+    const job = await leaseOne(freshQueue());
+    expect((await worker(`/jobs/${job.id}/progress`, { leaseId: 'stale', percent: 'x', message: 7 })).status).toBe(409);
+    expect((await worker(`/jobs/${job.id}/heartbeat`, { leaseId: 'stale', visibilitySecs: 'soon' })).status).toBe(409);
+    expect((await worker(`/jobs/${job.id}/fail`, { leaseId: 'stale', error: 42, retryable: 'maybe' })).status).toBe(409);
+  });
 });
 
 describe('POST /jobs/{id}/complete', () => {
@@ -181,7 +194,7 @@ describe('POST /jobs/{id}/complete', () => {
     expect((await row(job.id)).status).toBe('leased');
     await worker(`/jobs/${job.id}/complete`, { leaseId: job.leaseId, result: 1 });
     const again = await worker(`/jobs/${job.id}/complete`, { leaseId: job.leaseId, result: 2 });
-    expect(again).toEqual({ status: 409, body: { error: 'lease lost' } });
+    expect(again).toEqual({ status: 409, body: { error: 'lease lost', code: 'CONFLICT' } });
     expect((await row(job.id)).result).toBe(1);
     expect(await jobEvents(service, job.id)).toEqual(['JobEnqueued', 'JobLeased', 'JobSucceeded']);
   });
@@ -189,6 +202,50 @@ describe('POST /jobs/{id}/complete', () => {
   it('answers 400 without a leaseId', async () => {
     const job = await leaseOne(freshQueue());
     expect((await worker(`/jobs/${job.id}/complete`, { result: 1 })).status).toBe(400);
+  });
+
+  it('answers each of many concurrent completes on its own (combined into shared statements)', async () => {
+    const queue = freshQueue();
+    for (let i = 0; i < 30; i++) await enqueue(queue);
+    const { body } = await worker('/jobs/lease', { queues: [queue], capacity: 30, visibilitySecs: 30 });
+    const jobs = body.jobs as Array<{ id: string; leaseId: string }>;
+    // Every third call carries a stale lease: it must get its own 409 while the others succeed.
+    const replies = await Promise.all(jobs.map((job, i) =>
+      worker(`/jobs/${job.id}/complete`, { leaseId: i % 3 === 0 ? 'stale' : job.leaseId, result: { i } })));
+    expect(replies.map((reply) => reply.status)).toEqual(jobs.map((_, i) => (i % 3 === 0 ? 409 : 204)));
+    for (const [i, job] of jobs.entries()) {
+      const stored = await row(job.id);
+      expect(stored.status).toBe(i % 3 === 0 ? 'leased' : 'succeeded');
+      if (i % 3 !== 0) expect(stored.result).toEqual({ i });
+    }
+    expect(await jobEvents(service, jobs[1].id)).toEqual(['JobEnqueued', 'JobLeased', 'JobSucceeded']);
+    expect(await jobEvents(service, jobs[0].id)).toEqual(['JobEnqueued', 'JobLeased']);
+  });
+
+  it('lets one of two concurrent completes of the same lease win; the other is 409', async () => {
+    const job = await leaseOne(freshQueue());
+    const replies = await Promise.all([1, 2].map((n) => worker(`/jobs/${job.id}/complete`, { leaseId: job.leaseId, result: n })));
+    expect(replies.map((reply) => reply.status).sort()).toEqual([204, 409]);
+    expect(await jobEvents(service, job.id)).toEqual(['JobEnqueued', 'JobLeased', 'JobSucceeded']);
+  });
+
+  it('answers 401 to a revoked token\'s completes sent alongside a valid token\'s', async () => {
+    const queue = freshQueue();
+    const minted = await mintWorker(service, [queue]);
+    const other = workerClient(service, minted.token);
+    await enqueue(queue);
+    await enqueue(queue);
+    const { body } = await other('/jobs/lease', { queues: [queue], capacity: 2, visibilitySecs: 30 });
+    const [a, b] = body.jobs as Array<{ id: string; leaseId: string }>;
+    const admin = userClient(service, 'Admin', 'admin');
+    expect((await admin('DELETE', `/jobs/workers/${minted.id}`)).status).toBe(204);
+    const [revoked, valid] = await Promise.all([
+      other(`/jobs/${a.id}/complete`, { leaseId: a.leaseId, result: null }),
+      worker(`/jobs/${b.id}/complete`, { leaseId: b.leaseId, result: null }),
+    ]);
+    expect(revoked.status).toBe(401);
+    expect(valid.status).toBe(204);
+    expect((await row(a.id)).status).toBe('leased');
   });
 });
 
@@ -254,7 +311,7 @@ describe('POST /jobs/{id}/fail', () => {
   it('answers 409 for a stale lease and changes nothing (no-op)', async () => {
     const job = await leaseOne(freshQueue());
     const reply = await worker(`/jobs/${job.id}/fail`, { leaseId: 'stale', error: 'x', retryable: false });
-    expect(reply).toEqual({ status: 409, body: { error: 'lease lost' } });
+    expect(reply).toEqual({ status: 409, body: { error: 'lease lost', code: 'CONFLICT' } });
     expect(await row(job.id)).toMatchObject({ status: 'leased', error: null, lease_id: job.leaseId });
     expect(await jobEvents(service, job.id)).toEqual(['JobEnqueued', 'JobLeased']);
   });

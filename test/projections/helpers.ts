@@ -81,7 +81,7 @@ type Row = Record<string, unknown>;
 
 const quote = (name: string) => `"${name}"`;
 
-/** Writes rows and their events like the records layer: one transaction each, events with camelCase data. */
+/** Writes rows and their events like the records layer: one transaction each, events with camelCase data, the feed woken after the commit. */
 export function writer(ctx: ServiceContext) {
   const model = (name: string) => ctx.ir.models.find((m) => m.name === name)!;
   const columnOf = (modelName: string, key: string) => {
@@ -101,6 +101,7 @@ export function writer(ctx: ServiceContext) {
         await t.none(`insert into ${quote(model(modelName).table)} (${columns}) values (${params.map((_, i) => `$${i + 1}`).join(', ')})`, params);
         await ctx.services.events.append(t, event(modelName, id, 'Created', { id, ...data }, tenantId));
       });
+      ctx.services.events.committed();
       return id;
     },
     async update(modelName: string, id: string, data: Row): Promise<void> {
@@ -110,6 +111,7 @@ export function writer(ctx: ServiceContext) {
         await t.none(`update ${quote(model(modelName).table)} set ${set}, updated_at = now() where id = $1`, [id, ...keys.map((k) => jsonish(data[k]))]);
         await ctx.services.events.append(t, event(modelName, id, 'Updated', data, null));
       });
+      ctx.services.events.committed();
     },
     async lifecycle(modelName: string, id: string, eventType: 'Deleted' | 'Restored' | 'HardDeleted'): Promise<void> {
       const table = quote(model(modelName).table);
@@ -120,6 +122,7 @@ export function writer(ctx: ServiceContext) {
         await t.none(sql, [id]);
         await ctx.services.events.append(t, event(modelName, id, eventType, { id }, null));
       });
+      ctx.services.events.committed();
     },
   };
 }

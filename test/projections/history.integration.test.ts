@@ -45,7 +45,9 @@ describe('history policy off', () => {
     expect(res.status).toBe(409);
     const body = (await res.json()) as { code: string; message: string };
     expect(body).toEqual({ code: 'HISTORY_REPLAY_UNAVAILABLE', message: expect.stringContaining('Product (policy off') });
-    expect(await svc.ctx.db.one('select count(*)::int as n from product_projection')).toEqual({ n: 2 });
+    // The live refresh is asynchronous (a durable consumer of the change feed): wait for it.
+    const count = () => svc!.ctx.db.one('select count(*)::int as n from product_projection');
+    expect(await until(count, (r) => r.n === 2)).toEqual({ n: 2 });
   });
 });
 

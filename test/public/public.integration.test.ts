@@ -48,10 +48,18 @@ describe('GET /public/records/{model}', () => {
     await database?.drop();
   });
 
-  it('needs no credentials and returns only the approved fields plus id, as text', async () => {
+  it('needs no credentials and returns exactly the approved fields (no id, tenant or timestamp), as text', async () => {
     const list = await items('/public/records/Product?name=Alpha');
-    expect(list).toEqual([{ id: ids.a, name: 'Alpha', status: 'published', price: '10', order: '1', vendorId: vendor }]);
+    expect(list).toEqual([{ name: 'Alpha', status: 'published', price: '10', order: '1', vendorId: vendor }]);
     expect(JSON.stringify(list)).not.toContain('hush');
+  });
+
+  it('answers 400 VALIDATION_ERROR naming the filter for a NUL character, never a 500', async () => {
+    for (const path of ['/public/records/Product?name=%00', '/public/records/Product?name=a%00b&status=x']) {
+      const res = await get(path);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'name' });
+    }
   });
 
   it('a model lacking publicRead, lacking the allowlist, or unknown: the same 404 as an unknown model', async () => {
@@ -64,7 +72,7 @@ describe('GET /public/records/{model}', () => {
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toBe(unknown.headers.get('content-type'));
     }
-    expect(new Set(bodies)).toEqual(new Set(['{"error":"not found"}']));
+    expect(new Set(bodies)).toEqual(new Set(['{"error":"not found","code":"NOT_FOUND"}']));
     const nowhere = await get('/no/such/path');
     expect(await nowhere.text()).toBe(bodies[0]);
   });
@@ -83,8 +91,8 @@ describe('GET /public/records/{model}', () => {
       (await items('/public/records/Product?limit=5')));
     expect((await items('/public/records/Product?status=draft')).every((i) => i.status === 'published')).toBe(true);
     // price is not in SVC_PUBLIC_READ_FIELDS_Product: ignored, not a 400
-    expect(await items('/public/records/Product?price=20&name=Beta')).toEqual([expect.objectContaining({ id: ids.b })]);
-    expect(await items('/public/records/Product?vendorId=' + vendor)).toEqual([expect.objectContaining({ id: ids.a })]);
+    expect(await items('/public/records/Product?price=20&name=Beta')).toEqual([expect.objectContaining({ name: 'Beta' })]);
+    expect(await items('/public/records/Product?vendorId=' + vendor)).toEqual([expect.objectContaining({ name: 'Alpha' })]);
   });
 
   it('limit defaults to 100 and is clamped to 1..100; garbage means the default', async () => {

@@ -56,7 +56,7 @@ describe('realtime: admission', () => {
   it('refuses an upgrade without a token with 401 before the handshake', async () => {
     const res = await upgradeStatus(`${service.url}/realtime/ws`);
     expect(res.status).toBe(401);
-    expect(JSON.parse(res.body)).toEqual({ error: 'authentication required' });
+    expect(JSON.parse(res.body)).toEqual({ error: 'authentication required', code: 'UNAUTHORIZED' });
   });
 
   it('refuses an invalid or foreign-signed token with 401', async () => {
@@ -72,6 +72,12 @@ describe('realtime: admission', () => {
     const token = await service.token({ userId: 'u', role: 'Viewer', tenantId: 't1' });
     expect((await upgradeStatus(realtimeUrl(service.url, token, { tenant: 't2' }))).status).toBe(403);
     expect((await upgradeStatus(realtimeUrl(service.url, token), { 'X-Tenant-ID': 't2' })).status).toBe(403);
+  });
+
+  it('refuses a tenant-less user that is not an Admin naming a tenant with 403 (CONTRACT section 8)', async () => {
+    const token = await service.token({ userId: 'self-registered', role: 'Viewer', tenantId: null });
+    expect((await upgradeStatus(realtimeUrl(service.url, token, { tenant: 't1' }))).status).toBe(403);
+    expect((await upgradeStatus(realtimeUrl(service.url, token), { 'X-Tenant-ID': 't1' })).status).toBe(403);
   });
 
   it('accepts a valid token', async () => {

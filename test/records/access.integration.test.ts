@@ -12,12 +12,13 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 describe('authentication', () => {
-  it('answers 401 JSON {error} without a bearer token or with a bad one', async () => {
+  it('answers 401 in the GraphQL shape (UNAUTHORIZED) without a bearer token or with a bad one', async () => {
     const none = await post(service.url, { query: '{ records(model: "Company") }' });
     expect(none.status).toBe(401);
-    expect(typeof none.body.error).toBe('string');
+    expect(none.code).toBe('UNAUTHORIZED');
     const bad = await post(service.url, { query: '{ records(model: "Company") }' }, { authorization: 'Bearer not.a.jwt' });
     expect(bad.status).toBe(401);
+    expect(bad.code).toBe('UNAUTHORIZED');
   });
 
   it('answers 400 VALIDATION_ERROR for a malformed request or document', async () => {
@@ -138,7 +139,9 @@ describe('tenancy', () => {
 
   it('a tenant-bound user cannot name another tenant; a tenantless Admin scopes with X-Tenant-ID', async () => {
     const sneaky = await clientFor(service, { role: 'Manager', tenantId: 'tenant-b', header: 'tenant-a' });
-    expect((await sneaky(RECORDS, { model: 'Company' })).code).toBe('FORBIDDEN');
+    const refused = await sneaky(RECORDS, { model: 'Company' });
+    expect(refused.status).toBe(403);
+    expect(refused.code).toBe('FORBIDDEN');
     const explicitOwn = await clientFor(service, { role: 'Manager', tenantId: 'tenant-b', header: 'tenant-b' });
     expect((await explicitOwn(RECORDS, { model: 'Company' })).data.records.map((c: any) => c.name)).toEqual(['B Corp']);
     const admin = await clientFor(service, { role: 'Admin', header: 'tenant-a' });
@@ -146,5 +149,17 @@ describe('tenancy', () => {
     const globalAdmin = await clientFor(service, { role: 'Admin' });
     const global = (await globalAdmin(RECORDS, { model: 'Company', where: { tenantId: { isNull: false } } })).data.records;
     expect(global).toEqual([]);
+  });
+
+  it('refuses X-Tenant-ID from a tenant-less user that is not an Admin (403 FORBIDDEN, no data)', async () => {
+    for (const role of ROLES.filter((r) => r !== 'Admin')) {
+      const chooser = await clientFor(service, { role, userId: `self-registered-${role}`, header: 'tenant-a' });
+      const r = await chooser(RECORDS, { model: 'Company' });
+      expect(r.status).toBe(403);
+      expect(r.code).toBe('FORBIDDEN');
+      expect(r.data).toBeUndefined();
+    }
+    const viewer = await clientFor(service, { role: 'Viewer', userId: 'self-registered-Viewer' });
+    expect((await viewer(RECORDS, { model: 'Company' })).data.records.map((c: any) => c.id)).not.toContain(ids.company);
   });
 });

@@ -78,7 +78,7 @@ describe('events', () => {
   });
 
   it('updateMany updates live matching rows and appends one event each', async () => {
-    const bulk = await clientFor(service, { role: 'Manager', header: 'bulk' });
+    const bulk = await clientFor(service, { role: 'Manager', tenantId: 'bulk', userId: 'manager-bulk' });
     const ids = [];
     for (let i = 0; i < 5; i++) ids.push((await create(bulk, 'Company', { name: `Many ${i}`, employees: i })).id);
     await bulk(op('delete'), { model: 'Company', id: ids[4] });

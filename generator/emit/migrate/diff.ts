@@ -69,6 +69,7 @@ const SHAPE: Record<FieldKind, (type: FieldType) => string> = {
   list: (t) => (t.kind === 'list' ? `list:${t.of}` : ''),
   belongsTo: (t) => (t.kind === 'belongsTo' ? `belongsTo:${t.model}` : ''),
   hasMany: (t) => (t.kind === 'hasMany' ? `hasMany:${t.model}` : ''),
+  media: () => 'media',
 };
 
 function typeShape(type: FieldType): string {

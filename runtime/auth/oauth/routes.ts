@@ -5,15 +5,13 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { newId } from '../../ids.ts';
 import type { OAuthProviderConfig } from '../../config/index.ts';
 import type { Db } from '../../db/index.ts';
 import { badRequest, forbidden, notFound } from '../../http/errors.ts';
 import type { Logger } from '../../log/index.ts';
-import { normaliseEmail } from '../policy.ts';
 import type { Accounts } from '../service.ts';
-import { findUserByEmail, insertUserIfAbsent, type UserRow } from '../users.ts';
 import { authorizationUrl, exchangeCode, fetchIdentity } from './client.ts';
+import { userOfIdentity } from './identities.ts';
 import { BINDING_COOKIE, STATE_TTL_SECS, codeChallenge, randomToken, saveState, takeState } from './state.ts';
 
 export interface OAuthRouteOptions {
@@ -21,6 +19,7 @@ export interface OAuthRouteOptions {
   readonly db: Db;
   readonly accounts: Accounts;
   readonly log: Logger;
+  readonly audit: import('../../audit/index.ts').AuditLog;
 }
 
 const STATE_ERRORS = { unknown: 'invalid or already used OAuth state', expired: 'OAuth state expired',
@@ -42,7 +41,8 @@ export function mountOAuthRoutes(router: Router, options: OAuthRouteOptions): vo
     const browserBinding = bindingOf(ctx) ?? randomToken();
     const codeVerifier = randomToken();
     const nonce = randomToken(16);
-    const redirectUri = provider.redirectUri ?? `${ctx.origin}/auth/oauth/callback/${provider.name}`;
+    // ctx.origin is the Origin request header in this Koa version (null on a navigation): build it from protocol and host.
+    const redirectUri = provider.redirectUri ?? `${ctx.protocol}://${ctx.host}/auth/oauth/callback/${provider.name}`;
     const state = await saveState(db, { provider: provider.name, browserBinding, codeVerifier, nonce, redirectUri });
     ctx.cookies.set(BINDING_COOKIE, browserBinding, {
       httpOnly: true, sameSite: 'lax', path: '/auth/oauth', maxAge: STATE_TTL_SECS * 1000, secure: ctx.secure, overwrite: true,
@@ -57,12 +57,12 @@ export function mountOAuthRoutes(router: Router, options: OAuthRouteOptions): vo
     if (typeof error === 'string') throw badRequest('oauth provider returned an error', { providerError: error });
     if (!taken.ok) throw badRequest(STATE_ERRORS[taken.reason]);
     if (typeof code !== 'string' || code === '') throw badRequest('code is required', { field: 'code' });
-    const accessToken = await exchangeCode(provider, code, taken.codeVerifier, taken.redirectUri, taken.nonce);
+    const accessToken = await exchangeCode(provider, code, taken.codeVerifier, taken.redirectUri);
     const identity = await fetchIdentity(provider, accessToken);
-    const user = await findOrCreate(db, identity.email);
+    const user = await userOfIdentity(db, provider.name, identity);
     if (user.disabled) throw forbidden('account disabled');
     options.log.info({ provider: provider.name, userId: user.id }, 'oauth sign-in');
-    const pair = await options.accounts.issue(user);
+    const pair = await options.accounts.issue(user, false, 'auth.login', options.audit.requestOf(ctx));
     ctx.body = { access_token: pair.token, refresh_token: pair.refresh_token, token_type: 'Bearer', user: pair.user };
   });
 }
@@ -70,13 +70,4 @@ export function mountOAuthRoutes(router: Router, options: OAuthRouteOptions): vo
 function bindingOf(ctx: Koa.Context): string | null {
   const value = ctx.cookies.get(BINDING_COOKIE);
   return value && /^[\w-]{20,100}$/.test(value) ? value : null;
-}
-
-/** New OAuth users are Viewers without a tenant and without a password. */
-async function findOrCreate(db: Db, rawEmail: string): Promise<UserRow> {
-  const email = normaliseEmail(rawEmail);
-  const existing = await findUserByEmail(db, email);
-  if (existing) return existing;
-  const created = await insertUserIfAbsent(db, { id: newId(), email, passwordHash: null, role: 'Viewer', tenantId: null });
-  return created ?? ((await findUserByEmail(db, email)) as UserRow);
 }

@@ -10,16 +10,24 @@ import { requireObject } from '../input.ts';
 import { readScope } from '../scope.ts';
 import { jobStats, recentJobs, type RecentQuery } from '../stats.ts';
 import { listTokens, mintToken, revokeToken } from '../workers.ts';
+import { userActor, type AuditLog } from '../../audit/index.ts';
 
-export function mountAdminRoutes(router: Router, auth: Authenticator, db: Db): void {
+export function mountAdminRoutes(router: Router, auth: Authenticator, db: Db, audit: AuditLog): void {
   const admin = requireRole(auth, ['Admin']);
 
   router.post('/jobs/workers', admin, async (koa) => {
     const principal = await principalOf(koa, auth);
     const body = requireObject(koa.request.body);
-    const tenantId = readScope(principal, koa) ?? null;
+    const scope = readScope(principal, koa);
+    koa.body = await db.tx('svc-jobs-mint', async (t) => {
+      const minted = await mintToken(t, { name: body.name, queues: body.queues }, principal.userId, scope);
+      await audit.record(t, {
+        action: 'worker_token.create', tenantId: scope.tenantId, actor: userActor(principal), entityType: 'WorkerToken', entityId: minted.id,
+        changes: { name: body.name, queues: minted.queues }, request: audit.requestOf(koa),
+      });
+      return minted;
+    });
     koa.status = 201;
-    koa.body = await mintToken(db, { name: body.name, queues: body.queues }, principal.userId, tenantId);
   });
 
   router.get('/jobs/workers', admin, async (koa) => {
@@ -27,7 +35,17 @@ export function mountAdminRoutes(router: Router, auth: Authenticator, db: Db): v
   });
 
   router.delete('/jobs/workers/:id', admin, async (koa) => {
-    const revoked = await revokeToken(db, koa.params.id, readScope(await principalOf(koa, auth), koa));
+    const principal = await principalOf(koa, auth);
+    const revoked = await db.tx('svc-jobs-revoke', async (t) => {
+      const token = await revokeToken(t, koa.params.id, readScope(principal, koa));
+      if (token) {
+        await audit.record(t, {
+          action: 'worker_token.revoke', tenantId: token.tenantId, actor: userActor(principal), entityType: 'WorkerToken',
+          entityId: koa.params.id, request: audit.requestOf(koa),
+        });
+      }
+      return token;
+    });
     if (!revoked) throw notFound('worker token not found');
     koa.status = 204;
   });

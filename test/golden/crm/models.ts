@@ -54,6 +54,7 @@ export interface Company {
   /** @min 0 @max 1000000 */
   employees?: number | null;
   website?: string | null;
+  logo?: string | null;
   address?: Address | null;
   /** @max 10 */
   tags?: string[] | null;
@@ -115,6 +116,7 @@ export interface Deal {
   /** @min 3 @max 3 @default 'EUR' */
   currency: string;
   closeDate?: string | null;
+  invoiced?: boolean | null;
   companyId: string;
   /** The Company of companyId; present when included. */
   company?: Company;

@@ -1,4 +1,4 @@
-import { defineSchema } from 'svc-gen/schema';
+import { defineSchema, type Media } from 'svc-gen/schema';
 
 /** Where a deal is in the pipeline. */
 export type DealStage = 'lead' | 'qualified' | 'proposal' | 'won' | 'lost';
@@ -25,6 +25,8 @@ export interface Company {
   /** @min 0 @max 1000000 */
   employees?: number;
   website?: string;
+  /** The company's logo: an id from POST /media. */
+  logo?: Media;
   address?: Address;
   /** @max 10 */
   tags?: string[];
@@ -41,7 +43,7 @@ export interface Contact {
   lastName?: string;
   /** @email @unique */
   email: string;
-  /** @numeric */
+  /** @numeric @sensitive */
   phone?: string;
   company?: Company;
   /** @default false */
@@ -64,6 +66,8 @@ export interface Deal {
   /** @default 'EUR' @min 3 @max 3 */
   currency: string;
   closeDate?: Date;
+  /** Set by the wonDeal workflow once billing has invoiced the deal. */
+  invoiced?: boolean;
   company: Company;
   contact?: Contact;
   lineItems?: LineItem[];
@@ -130,6 +134,13 @@ export interface Ticket {
 }
 
 export default defineSchema({
+  actions: {
+    scoreLead: { input: { pick: { model: 'Contact', fields: ['id', 'email', 'company'] } }, access: ['Manager', 'Sales'] },
+    notifyWon: { input: { pick: { model: 'Deal', fields: ['id', 'title', 'amount', 'currency', 'company'] } } },
+    escalateTicket: { input: { pick: { model: 'Ticket', fields: ['id', 'subject', 'priority'] } }, access: ['Manager', 'Support'] },
+    enrichCompany: { input: { companyId: 'string', website: 'string?', force: 'boolean?' }, access: 'authenticated' },
+    sendQuote: { input: { dealId: 'string', stage: 'DealStage', recipients: 'string[]', validUntil: 'date?', discount: 'number?' }, access: ['Manager', 'Sales'] },
+  },
   models: {
     Company: {
       access: {
@@ -145,6 +156,7 @@ export default defineSchema({
         create: ['Manager', 'Sales'],
         update: ['Manager', 'Sales', 'Support'],
       },
+      on: { created: ['scoreLead'] },
     },
     Deal: {
       access: {
@@ -152,6 +164,9 @@ export default defineSchema({
         create: ['Manager', 'Sales'],
         update: ['Manager', 'Sales'],
         delete: ['Manager'],
+      },
+      on: {
+        updated: [{ action: 'notifyWon', when: { changed: ['stage'], equals: { stage: 'won' } } }],
       },
     },
     Activity: { access: { create: ['Manager', 'Sales', 'Support'], update: ['Manager', 'Sales', 'Support'] } },
@@ -162,6 +177,64 @@ export default defineSchema({
     },
     Ticket: {
       access: { read: ['Manager', 'Support'], create: 'authenticated', update: ['Support'], delete: ['Manager'] },
+      on: {
+        created: [{ action: 'escalateTicket', when: { equals: { priority: 'urgent' } } }],
+        updated: [{ action: 'escalateTicket', when: { changed: ['priority'], equals: { priority: 'urgent', status: 'open' } } }],
+      },
+    },
+  },
+  workflows: {
+    // A won deal is invoiced by the billing worker, marked invoiced, and announced by the notifications worker.
+    wonDeal: {
+      trigger: { on: 'Deal.updated', when: { changed: ['stage'], equals: { stage: 'won' } } },
+      steps: [
+        {
+          id: 'invoice',
+          job: {
+            queue: 'billing',
+            kind: 'invoice',
+            payload: { dealId: '{{trigger.record.id}}', amount: '{{trigger.record.amount}}', currency: '{{trigger.record.currency}}' },
+            await: true,
+          },
+        },
+        {
+          id: 'markInvoiced',
+          if: { eq: ['{{steps.invoice.result.ok}}', true] },
+          mutation: { update: { model: 'Deal', id: '{{trigger.record.id}}', data: { invoiced: true } } },
+        },
+        {
+          id: 'notify',
+          job: {
+            queue: 'notifications',
+            kind: 'dealWon',
+            payload: { dealId: '{{trigger.record.id}}', title: '{{trigger.record.title}}', invoice: '{{steps.invoice.result.invoiceId}}', by: '{{trigger.actor.id}}' },
+          },
+        },
+      ],
+      onFailure: { retry: { maxAttempts: 5 } },
+    },
+    // Weekday mornings: close stale tickets and report how many.
+    staleTickets: {
+      trigger: { schedule: '0 9 * * 1-5', timezone: 'Europe/Berlin' },
+      steps: [
+        { id: 'sweep', job: { queue: 'support', kind: 'sweepStaleTickets', payload: { olderThanDays: 7 }, await: true } },
+        { id: 'count', set: { stale: '{{steps.sweep.result.closed}}' } },
+        { id: 'report', if: { gt: ['{{vars.stale}}', 0] }, http: { method: 'POST', url: 'https://hooks.example.com/support/stale', body: { closed: '{{vars.stale}}' } } },
+      ],
+      onFailure: 'continue',
+    },
+    // Started by a salesperson: log a follow-up task, wait two days, remind the contact.
+    followUp: {
+      trigger: { manual: ['Manager', 'Sales'] },
+      steps: [
+        { id: 'task', mutation: { create: { model: 'Activity', data: { kind: 'task', subject: 'Follow up', dealId: '{{trigger.input.dealId}}', dueAt: '{{trigger.input.dueAt}}' } } } },
+        { id: 'wait', delay: { days: 2 } },
+        {
+          id: 'remind',
+          if: { exists: ['{{trigger.input.contactId}}'] },
+          job: { queue: 'email', kind: 'followUpReminder', payload: { activityId: '{{steps.task.result.id}}', contactId: '{{trigger.input.contactId}}', from: '{{trigger.actor.id}}' } },
+        },
+      ],
     },
   },
 });

@@ -38,6 +38,7 @@ create table "company" (
   "phone" text,
   "employees" double precision,
   "website" text,
+  "logo" text,
   "address" jsonb,
   "tags" jsonb
 );
@@ -74,6 +75,7 @@ create table "deal" (
   "amount" double precision not null,
   "currency" text not null default 'EUR',
   "close_date" timestamptz,
+  "invoiced" boolean,
   "company_id" text not null,
   "contact_id" text,
   constraint "deal_stage_check" check ("stage" in ('lead', 'qualified', 'proposal', 'won', 'lost'))

@@ -8,6 +8,7 @@ create table if not exists "company_projection" (
   "phone" text,
   "employees" text,
   "website" text,
+  "logo" text,
   "address" text,
   "tags" text,
   "created_at" text,

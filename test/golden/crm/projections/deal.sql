@@ -8,6 +8,7 @@ create table if not exists "deal_projection" (
   "amount" text,
   "currency" text,
   "close_date" text,
+  "invoiced" text,
   "company_id" text,
   "contact_id" text,
   "created_at" text,

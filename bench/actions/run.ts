@@ -1,0 +1,111 @@
+/**
+ * `npm run bench:actions`: GraphQL `create` throughput of a model with one
+ * bound action (`Bound`: each create commits a job on queue `actions`, its
+ * JobEnqueued event and its audit entry in the same statement) against the
+ * same model without one (`Plain`), on one service and one database, in one
+ * run. Rounds alternate (plain-bound, bound-plain, ...) so that a neighbour's
+ * load drifting over time hurts both alike; the overhead is the median of the
+ * per-round bound/plain ratios. Target: at most 15% slower.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createTestDatabase } from '../../test/helpers/db.ts';
+import { startTestService, type TestService } from '../../test/helpers/service.ts';
+import { runLoad, type LoadResult, type LoadSpec } from '../records/load.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const MODELS = ['Plain', 'Bound'] as const;
+const body = (model: string) => JSON.stringify({
+  query: `mutation($d: JSON!) { create(model: "${model}", data: $d) }`,
+  variables: { d: { name: 'bench', price: 1 } },
+});
+
+/**
+ * CPU seconds spent so far by this process (the server) and by the Postgres
+ * backends of its database: per create it barely depends on what else runs on
+ * a shared machine, unlike throughput.
+ */
+async function cpuSeconds(svc: TestService, database: string): Promise<number> {
+  const pids = await svc.ctx.db.map('select pid from pg_stat_activity where datname = $1', [database], (row) => row.pid as number);
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // the backend ended meanwhile
+    }
+  }
+  const own = process.cpuUsage();
+  return ticks / 100 + (own.user + own.system) / 1e6;
+}
+
+interface Measured extends LoadResult {
+  /** CPU milliseconds (server process + its Postgres backends) per create. */
+  readonly cpuMs: number;
+}
+
+async function measure(svc: TestService, database: string, spec: LoadSpec): Promise<Measured> {
+  const before = await cpuSeconds(svc, database);
+  const result = await runLoad(spec);
+  const spent = (await cpuSeconds(svc, database)) - before;
+  return { ...result, cpuMs: (spent * 1000) / Math.max(1, result.rps * spec.seconds) };
+}
+
+async function main() {
+  const database = await createTestDatabase('svc_bench');
+  const service = await startTestService({
+    fixture: resolve(import.meta.dirname, 'schema.ts'),
+    database,
+    env: { RATE_LIMIT_RPS: '10000000', SVC_DB_POOL_SIZE: '20', SVC_LOG_LEVEL: 'error' },
+  });
+  try {
+    const token = await service.token({ role: 'Sales', userId: 'bench' });
+    const spec = (model: string, seconds: number) => ({
+      url: `${service.url}/graphql`, connections: CONNECTIONS, seconds, headers: { authorization: `Bearer ${token}` }, body: body(model),
+    });
+    const results = new Map<string, Measured[]>(MODELS.map((m) => [m, []]));
+    for (let round = 0; round <= ROUNDS; round++) {
+      // Round 0 warms up both (JIT, pools, plan caches) and is not counted.
+      const seconds = round === 0 ? 2 : SECONDS;
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      const both: Measured[] = [];
+      for (const i of order) both[i] = await measure(service, database.name, spec(MODELS[i], seconds));
+      if (round > 0) MODELS.forEach((model, i) => results.get(model)!.push(both[i]));
+      process.stderr.write(`round ${round}: ${MODELS.map((m, i) => `${m} ${Math.round(both[i].rps)} req/s ${both[i].cpuMs.toFixed(2)} cpu ms`).join(', ')}\n`);
+    }
+    const counts = await service.ctx.db.one<{ bound: number; jobs: number }>(
+      `select (select count(*)::int from "bound") as bound, (select count(*)::int from svc_jobs where queue = 'actions') as jobs`);
+    print(results, counts);
+  } finally {
+    await service.close();
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+function print(results: Map<string, Measured[]>, counts: { bound: number; jobs: number }) {
+  const rows = [['model', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU ms/create', 'rounds req/s', 'errors']];
+  for (const model of MODELS) {
+    const runs = results.get(model)!;
+    rows.push([model === 'Bound' ? 'Bound (1 action)' : 'Plain (none)', String(Math.round(median(runs.map((r) => r.rps)))),
+      String(median(runs.map((r) => r.p50))), String(median(runs.map((r) => r.p99))), median(runs.map((r) => r.cpuMs)).toFixed(2),
+      runs.map((r) => Math.round(r.rps)).join(' / '), String(runs.reduce((n, r) => n + r.errors + r.non2xx, 0))]);
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+  const plain = results.get('Plain')!;
+  const ratios = results.get('Bound')!.map((r, i) => r.rps / plain[i].rps);
+  console.log(`\nbound action overhead: ${((1 - median(ratios)) * 100).toFixed(1)}% of create throughput (median of per-round bound/plain ratios: ${ratios.map((r) => r.toFixed(2)).join(' ')})`);
+  const cpu = (model: string) => median(results.get(model)!.map((r) => r.cpuMs));
+  console.log(`bound action CPU cost: ${(((cpu('Bound') - cpu('Plain')) / cpu('Plain')) * 100).toFixed(1)}% more CPU per create (server process + its Postgres backends)`);
+  console.log(`target: at most 15%. create, ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per model, alternating;`);
+  console.log(`${counts.bound} Bound rows, ${counts.jobs} action jobs (one per row: ${counts.bound === counts.jobs ? 'yes' : 'NO'})`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+/**
+ * The actions capability (CONTRACT section 11, docs/actions.md, ADR 014):
+ *
+ * - enqueue on write: a write trigger that puts the job of every matching
+ *   binding on queue `actions` in the write's own transaction (trigger.ts);
+ * - `POST /api/actions/{name}`: direct invocation, with `wait` answered from
+ *   the change feed (invoke.ts);
+ * - write-back: `ctx.services.actions.workerCaller`, which the graphql
+ *   capability asks for a request carrying X-Worker-Token (writeback.ts).
+ *
+ * Needs records, jobs, feed and audit before it.
+ */
+import type { Capability } from '../service/types.ts';
+import { compileBindings } from './bindings.ts';
+import { mountInvokeRoute } from './invoke.ts';
+import { ACTION_PATHS } from './paths.ts';
+import { ACTIONS_QUEUE } from './payload.ts';
+import { actionTrigger } from './trigger.ts';
+import { workerCaller, type WorkerCaller } from './writeback.ts';
+
+export { ACTIONS_QUEUE, type ActionPayload, type ActionActor } from './payload.ts';
+export { DEPTH_EXCEEDED } from './trigger.ts';
+export type { WorkerCaller } from './writeback.ts';
+
+export interface ActionsService {
+  /** The caller of a worker's write-back GraphQL request, or null once it was refused and answered. */
+  readonly workerCaller: WorkerCaller;
+}
+
+declare module '../service/types.ts' {
+  interface Services {
+    actions: ActionsService;
+  }
+}
+
+export const actions: Capability = {
+  name: 'actions',
+  async init(ctx) {
+    const { records, audit } = ctx.services;
+    const jobs = () => ctx.services.jobs;
+    jobs().reserveQueue(ACTIONS_QUEUE, 'action jobs are enqueued by model writes and POST /api/actions/{name}');
+    const bindings = compileBindings(ctx.ir, records.deps.models);
+    if (bindings.size > 0) {
+      records.triggers.add(actionTrigger({ bindings, jobs, audit, maxDepth: ctx.config.actions.maxDepth, log: ctx.log }));
+    }
+    mountInvokeRoute(ctx.router, {
+      db: ctx.db,
+      actions: new Map(ctx.ir.actions.map((a) => [a.name, a])),
+      input: { models: records.deps.models, validator: records.deps.validator },
+      // Looked up per request: the auth capability may wrap the authenticator (session checks).
+      auth: () => ctx.services.auth,
+      jobs,
+      feed: () => ctx.services.feed,
+      audit,
+      events: ctx.services.events,
+    });
+    ctx.services.openapi.add(ACTION_PATHS);
+    ctx.services.actions = { workerCaller: workerCaller({ jobs, audit }) };
+  },
+};

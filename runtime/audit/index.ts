@@ -1,0 +1,108 @@
+/**
+ * The audit capability (CONTRACT section 9): the svc_audit table, the audit
+ * interface every mutating capability calls (`ctx.services.audit`), the four
+ * read routes, the denied-attempts middleware and the retention sweep.
+ *
+ * How to write entries (records, auth, jobs and projections do; media,
+ * actions and workflows do the same with their own actions):
+ *
+ *   // a change: in its own transaction, so commit and entry are one
+ *   await db.tx(async (t) => {
+ *     const row = await change(t);
+ *     await ctx.services.audit.record(t, {
+ *       action: 'media.upload', tenantId: scope.tenantId, actor: userActor(principal),
+ *       entityType: 'Media', entityId: row.id, changes: { name: row.name }, request: audit.requestOf(koa),
+ *     });
+ *   });
+ *   // many changes: pass an array: one multi-row INSERT
+ *   // a one-statement create: compose `audit.createdCte(entry)` into it
+ *   //   (events.withCreatedEvent(row, event, [cte]) does)
+ *   // an attempt that changed nothing: `audit.denied(entry)` (401/403) or
+ *   //   `audit.failed(entry)` (an error rolled the change back)
+ *
+ * Never put secrets in `changes`: keys named like passwords, hashes and
+ * tokens are redacted on write anyway; schema fields tagged `@sensitive` are
+ * the caller's to redact (`redactFields`).
+ */
+import { fileURLToPath } from 'node:url';
+import type { Capability } from '../service/types.ts';
+import type { Db } from '../db/index.ts';
+import type { Logger } from '../log/index.ts';
+import { deniedAttempts } from './denied.ts';
+import { createAuditLog } from './log.ts';
+import { AUDIT_SWEEP_MS, pruneAudit } from './retention.ts';
+import { mountAuditRoutes } from './routes.ts';
+import { AUDIT_PATHS } from './openapi.ts';
+import { REDACTED, type AuditLog } from './types.ts';
+
+export {
+  AUDIT_ACTIONS, OUTCOMES, SYSTEM_ACTOR, ANONYMOUS_ACTOR, REDACTED, userActor, workerActor,
+  type AuditLog, type AuditEntryInput, type AuditEntry, type AuditActor, type AuditRequest, type AuditAction,
+  type ActorKind, type Outcome, type CreatedCte, type Binder,
+} from './types.ts';
+export { scrub } from './log.ts';
+export { pruneAudit, AUDIT_RETENTION_LOCK_KEY } from './retention.ts';
+export { tenantOfRequest } from './tenant.ts';
+
+declare module '../service/types.ts' {
+  interface Services {
+    audit: AuditLog;
+  }
+}
+
+/** Entity types of the runtime's own entries, beside the schema's models. */
+export const RUNTIME_ENTITY_TYPES = ['User', 'Job', 'WorkerToken', 'Projection', 'Media', 'WorkflowRun'] as const;
+
+/** `data` with the values of `sensitive` keys replaced by "[redacted]". */
+export function redactFields(data: Readonly<Record<string, unknown>>, sensitive: ReadonlySet<string>): Record<string, unknown> {
+  if (sensitive.size === 0) return { ...data };
+  return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, sensitive.has(key) ? REDACTED : value]));
+}
+
+/** What /storage/diagnostics reports. */
+export async function auditUsage(db: Db, audit: AuditLog) {
+  const row = await db.one<{ rows: number; bytes: string }>(
+    `select (select count(*)::int from svc_audit) as rows, pg_total_relation_size('svc_audit')::text as bytes`,
+  );
+  return { enabled: audit.policy !== 'off', policy: audit.policy, rows: row.rows, bytes: Number(row.bytes) };
+}
+
+export const audit: Capability = {
+  name: 'audit',
+  migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  async init(ctx) {
+    const { policy, retainDays } = ctx.config.audit;
+    const log = createAuditLog(ctx.db, { policy, trustForwardedFor: ctx.config.rateLimit.trustForwardedFor }, ctx.log);
+    ctx.services.audit = log;
+    // Registered before every later capability's routes, so it sees their 401s and 403s.
+    if (policy !== 'off') ctx.router.use(deniedAttempts(log));
+    ctx.services.openapi.add(AUDIT_PATHS);
+    mountAuditRoutes(ctx.router, {
+      db: ctx.db,
+      auth: () => ctx.services.auth,
+      entityTypes: new Set([...ctx.ir.models.map((m) => m.name), ...RUNTIME_ENTITY_TYPES]),
+    });
+    if (retainDays === null) return;
+    return startSweep(ctx.db, retainDays, ctx.log);
+  },
+};
+
+/** Retention at start, then hourly; a sweep still running is not started twice. */
+function startSweep(db: Db, retainDays: number, log: Logger) {
+  let running: Promise<void> | null = null;
+  const sweep = () => {
+    running ??= pruneAudit(db, retainDays)
+      .then((pruned) => { if (pruned > 0) log.info({ pruned, retainDays }, 'audit retention sweep'); })
+      .catch((err) => log.warn({ err }, 'audit retention sweep failed'))
+      .finally(() => (running = null));
+  };
+  sweep();
+  const timer = setInterval(sweep, AUDIT_SWEEP_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

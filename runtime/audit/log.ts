@@ -1,0 +1,87 @@
+/**
+ * Writing entries: in the caller's transaction (`record`, one multi-row
+ * INSERT over unnest'ed arrays whatever the count), folded into a create
+ * statement (`createdCte`), or alone for attempts that changed nothing
+ * (`denied`, `failed`). The policy decides what is kept: `full` everything,
+ * `metadata` no changes, ip or user agent, `off` nothing.
+ */
+import type { AuditPolicy } from '../config/index.ts';
+import type { Db, Tx } from '../db/index.ts';
+import { clientAddress } from '../edge/index.ts';
+import type { Logger } from '../log/index.ts';
+import { REDACTED, type AuditEntryInput, type AuditLog, type Outcome } from './types.ts';
+
+export interface AuditLogOptions {
+  readonly policy: AuditPolicy;
+  /** As the rate limiter: the first X-Forwarded-For hop, or the peer address. */
+  readonly trustForwardedFor: boolean;
+}
+
+/** Keys that hold secrets wherever they appear in `changes`: never stored. */
+const SECRET_KEYS = /^(password|passwordhash|password_hash|token|tokenhash|token_hash|accesstoken|access_token|refreshtoken|refresh_token|workertoken|worker_token|secret|clientsecret|client_secret)$/i;
+
+const COLUMNS = 'tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id';
+
+const INSERT_MANY = `insert into svc_audit (${COLUMNS})
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                       $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::text[])`;
+
+const MAX_TEXT = 512;
+const clip = (value: string | null | undefined) => (value ? value.slice(0, MAX_TEXT) : null);
+
+/** Replaces secret keys, at any depth, by "[redacted]". */
+export function scrub(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(scrub);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, SECRET_KEYS.test(key) ? REDACTED : scrub(v)]));
+}
+
+export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): AuditLog {
+  const full = options.policy === 'full';
+  const off = options.policy === 'off';
+
+  /** The 13 column values of an entry, as the policy keeps them. */
+  const row = (entry: AuditEntryInput, outcome: Outcome = entry.outcome ?? 'success'): unknown[] => [
+    entry.tenantId, entry.actor.kind, entry.actor.id, entry.actor.role, entry.action,
+    entry.entityType ?? null, entry.entityId ?? null, entry.eventId ?? null, outcome,
+    full && entry.changes ? JSON.stringify(scrub(entry.changes)) : null,
+    full ? clip(entry.request?.ip) : null, full ? clip(entry.request?.userAgent) : null, clip(entry.request?.requestId),
+  ];
+
+  const insert = (t: Db | Tx, rows: unknown[][]) =>
+    t.none(INSERT_MANY, COLUMNS.split(', ').map((_, i) => rows.map((r) => r[i])));
+
+  const alone = async (entry: AuditEntryInput, outcome: Outcome) => {
+    if (off) return;
+    try {
+      await insert(db, [row(entry, outcome)]);
+    } catch (err) {
+      log.warn({ err, action: entry.action, outcome }, 'audit entry not written');
+    }
+  };
+
+  return {
+    policy: options.policy,
+    async record(t, entries) {
+      if (off) return;
+      const list = Array.isArray(entries) ? entries : [entries as AuditEntryInput];
+      if (list.length > 0) await insert(t, list.map((entry) => row(entry)));
+    },
+    createdCte(entry) {
+      if (off) return null;
+      return (created, p) => {
+        const values = row(entry).map((value, i) => p.add(value, i === 9 ? 'jsonb' : 'text'));
+        return `insert into svc_audit (${COLUMNS}) select ${values.join(', ')} from ${created}`;
+      };
+    },
+    denied: (entry) => alone(entry, 'denied'),
+    failed: (entry) => alone(entry, 'error'),
+    requestOf(koa) {
+      return {
+        ip: clientAddress(koa, options.trustForwardedFor),
+        userAgent: koa.get('user-agent') || null,
+        requestId: koa.state.requestId ?? null,
+      };
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * Reading entries: one filtered, keyset-paged statement per page (newest
+ * first by id), and statistics in one statement (one snapshot). Every query
+ * is rendered inside the caller's tenant scope; every filter is part of the
+ * statement that returns the rows.
+ */
+import { isoUtcSql, type Db } from '../db/index.ts';
+import type { TenantScope } from '../tenancy/index.ts';
+import type { AuditEntry, Binder } from './types.ts';
+
+export interface AuditFilter {
+  readonly entityType?: string;
+  readonly entityId?: string;
+  readonly actorId?: string;
+  readonly action?: string;
+  readonly outcome?: string;
+  readonly from?: Date;
+  readonly to?: Date;
+}
+
+export interface PageRequest {
+  readonly limit: number;
+  /** Entries with an id below this one (the previous page's last). */
+  readonly before?: bigint;
+}
+
+export interface AuditPage {
+  readonly items: AuditEntry[];
+  readonly nextCursor: string | null;
+}
+
+class Params implements Binder {
+  readonly values: unknown[] = [];
+  add(value: unknown, type?: string): string {
+    this.values.push(value);
+    return type ? `$${this.values.length}::${type}` : `$${this.values.length}`;
+  }
+}
+
+const COLUMN: Record<keyof Omit<AuditFilter, 'from' | 'to'>, string> = {
+  entityType: 'a.entity_type', entityId: 'a.entity_id', actorId: 'a.actor_id', action: 'a.action', outcome: 'a.outcome',
+};
+
+function conditions(scope: TenantScope, filter: AuditFilter, p: Params): string[] {
+  const where = [scope.sql(p, 'a.tenant_id')];
+  for (const key of Object.keys(COLUMN) as Array<keyof typeof COLUMN>) {
+    const value = filter[key];
+    if (value !== undefined) where.push(`${COLUMN[key]} = ${p.add(value, 'text')}`);
+  }
+  if (filter.from) where.push(`a.occurred_at >= ${p.add(filter.from.toISOString(), 'timestamptz')}`);
+  if (filter.to) where.push(`a.occurred_at < ${p.add(filter.to.toISOString(), 'timestamptz')}`);
+  return where;
+}
+
+
+export async function pageEntries(db: Db, scope: TenantScope, filter: AuditFilter, page: PageRequest): Promise<AuditPage> {
+  const p = new Params();
+  const where = conditions(scope, filter, p);
+  if (page.before !== undefined) where.push(`a.id < ${p.add(page.before.toString(), 'bigint')}`);
+  const rows = await db.manyOrNone(
+    `select a.id::text as id, ${isoUtcSql('a.occurred_at')} as occurred_at, a.tenant_id, a.actor_kind, a.actor_id, a.actor_role,
+            a.action, a.entity_type, a.entity_id, a.event_id, a.outcome, a.changes, a.ip, a.user_agent, a.request_id
+       from svc_audit a where ${where.join(' and ')} order by a.id desc limit ${p.add(page.limit + 1, 'int')}`,
+    p.values,
+  );
+  const items = rows.slice(0, page.limit).map(toEntry);
+  const more = rows.length > page.limit;
+  return { items, nextCursor: more ? encodeCursor(BigInt(items[items.length - 1].id)) : null };
+}
+
+function toEntry(row: Record<string, any>): AuditEntry {
+  return {
+    id: row.id,
+    occurredAt: row.occurred_at,
+    tenantId: row.tenant_id,
+    actor: { kind: row.actor_kind, id: row.actor_id, role: row.actor_role },
+    action: row.action,
+    entityType: row.entity_type,
+    entityId: row.entity_id,
+    eventId: row.event_id,
+    outcome: row.outcome,
+    changes: row.changes,
+    ip: row.ip,
+    userAgent: row.user_agent,
+    requestId: row.request_id,
+  };
+}
+
+export interface AuditStatistics {
+  readonly total: number;
+  readonly byAction: Record<string, number>;
+  readonly byOutcome: Record<string, number>;
+  readonly byEntityType: Array<{ entityType: string; count: number }>;
+  readonly topActors: Array<{ actorId: string; count: number; lastAt: string }>;
+  readonly range: { from: string | null; to: string | null };
+}
+
+const TOP_ACTORS = 10;
+
+/** Every figure from one statement: one snapshot, so the parts add up. */
+export async function statistics(db: Db, scope: TenantScope, range: { from?: Date; to?: Date }): Promise<AuditStatistics> {
+  const p = new Params();
+  const where = conditions(scope, range, p).join(' and ');
+  const row = await db.one(
+    `with e as materialized (select a.action, a.outcome, a.entity_type, a.actor_id, a.occurred_at from svc_audit a where ${where})
+     select (select count(*)::int from e) as total,
+            (select coalesce(jsonb_object_agg(action, n), '{}') from (select action, count(*)::int n from e group by action) x) as by_action,
+            (select coalesce(jsonb_object_agg(outcome, n), '{}') from (select outcome, count(*)::int n from e group by outcome) x) as by_outcome,
+            (select coalesce(jsonb_agg(jsonb_build_object('entityType', entity_type, 'count', n) order by n desc, entity_type), '[]')
+               from (select entity_type, count(*)::int n from e where entity_type is not null group by entity_type) x) as by_entity_type,
+            (select coalesce(jsonb_agg(jsonb_build_object('actorId', actor_id, 'count', n, 'lastAt', ${isoUtcSql('last_at')}) order by n desc, actor_id), '[]')
+               from (select actor_id, count(*)::int n, max(occurred_at) last_at from e where actor_id is not null
+                      group by actor_id order by n desc, actor_id limit ${p.add(TOP_ACTORS, 'int')}) x) as top_actors`,
+    p.values,
+  );
+  return {
+    total: row.total,
+    byAction: row.by_action,
+    byOutcome: row.by_outcome,
+    byEntityType: row.by_entity_type,
+    topActors: row.top_actors,
+    range: { from: range.from?.toISOString() ?? null, to: range.to?.toISOString() ?? null },
+  };
+}
+
+const CURSOR_PREFIX = 'a1:';
+
+export function encodeCursor(id: bigint): string {
+  return Buffer.from(CURSOR_PREFIX + id.toString()).toString('base64url');
+}
+
+/** The id a cursor stands for; null when it is not one of ours. */
+export function decodeCursor(cursor: string): bigint | null {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!text.startsWith(CURSOR_PREFIX) || !/^\d{1,19}$/.test(text.slice(CURSOR_PREFIX.length))) return null;
+  return BigInt(text.slice(CURSOR_PREFIX.length));
+}

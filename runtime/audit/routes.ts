@@ -1,0 +1,109 @@
+/**
+ * The four audit routes (CONTRACT section 9). Admin and Manager only (401
+ * without a token, 403 for other roles), except that any user reads its own
+ * activity. Every route acts in the caller's tenant scope (resolveScope).
+ * There is no route that edits or deletes entries.
+ */
+import type Koa from 'koa';
+import type Router from '@koa/router';
+import { principalOf, type Authenticator, type Principal } from '../auth/index.ts';
+import type { Db } from '../db/index.ts';
+import { badRequest, forbidden, notFound } from '../http/errors.ts';
+import { resolveScope } from '../tenancy/index.ts';
+import { decodeCursor, pageEntries, statistics, type AuditFilter, type PageRequest } from './query.ts';
+import { OUTCOMES } from './types.ts';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+const READERS: readonly string[] = ['Admin', 'Manager'];
+
+export interface AuditRouteOptions {
+  readonly db: Db;
+  /** Read per request: the auth capability replaces the signature-only authenticator. */
+  readonly auth: () => Authenticator;
+  /** Entity types the entity route knows: the schema's models and the runtime's own. */
+  readonly entityTypes: ReadonlySet<string>;
+}
+
+export function mountAuditRoutes(router: Router, options: AuditRouteOptions): void {
+  const { db } = options;
+  const reader = async (koa: Koa.Context) => {
+    const principal = await principalOf(koa, options.auth());
+    if (!READERS.includes(principal.role)) throw forbidden();
+    return principal;
+  };
+  const scopeOf = (koa: Koa.Context, principal: Principal) => resolveScope(principal, koa.get('x-tenant-id'));
+
+  router.get('/audit/logs', async (koa) => {
+    const principal = await reader(koa);
+    koa.body = await pageEntries(db, scopeOf(koa, principal), filterOf(koa), pageOf(koa));
+  });
+
+  router.get('/audit/user/:id/activity', async (koa) => {
+    const principal = await principalOf(koa, options.auth());
+    if (principal.userId !== koa.params.id && !READERS.includes(principal.role)) throw forbidden();
+    const filter = { ...filterOf(koa), actorId: koa.params.id };
+    koa.body = await pageEntries(db, scopeOf(koa, principal), filter, pageOf(koa));
+  });
+
+  router.get('/audit/entity/:type/:id/audit', async (koa) => {
+    const principal = await reader(koa);
+    if (!options.entityTypes.has(koa.params.type)) throw notFound(`unknown model ${koa.params.type}`);
+    const filter = { ...filterOf(koa), entityType: koa.params.type, entityId: koa.params.id };
+    koa.body = await pageEntries(db, scopeOf(koa, principal), filter, pageOf(koa));
+  });
+
+  router.get('/audit/statistics', async (koa) => {
+    const principal = await reader(koa);
+    const range = { from: timeOf(koa, 'from'), to: timeOf(koa, 'to') };
+    koa.set('Cache-Control', 'no-store');
+    koa.body = await statistics(db, scopeOf(koa, principal), range);
+  });
+}
+
+function param(koa: Koa.Context, name: string): string | undefined {
+  const raw = koa.query[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function textOf(koa: Koa.Context, name: string): string | undefined {
+  const value = param(koa, name);
+  if (value !== undefined && value.length > 200) throw badRequest(`${name} is too long`, { field: name });
+  return value;
+}
+
+function timeOf(koa: Koa.Context, name: string): Date | undefined {
+  const value = param(koa, name);
+  if (value === undefined) return undefined;
+  const time = new Date(value);
+  if (Number.isNaN(time.getTime())) throw badRequest(`${name} must be an ISO 8601 timestamp`, { field: name });
+  return time;
+}
+
+function filterOf(koa: Koa.Context): AuditFilter {
+  const outcome = param(koa, 'outcome');
+  if (outcome !== undefined && !(OUTCOMES as readonly string[]).includes(outcome)) {
+    throw badRequest(`outcome must be one of ${OUTCOMES.join(', ')}`, { field: 'outcome' });
+  }
+  return {
+    entityType: textOf(koa, 'entityType'), entityId: textOf(koa, 'entityId'), actorId: textOf(koa, 'actorId'),
+    action: textOf(koa, 'action'), outcome, from: timeOf(koa, 'from'), to: timeOf(koa, 'to'),
+  };
+}
+
+/** `limit` 1..200, default 50; above 200 is clamped, below 1 (or not a whole number) is 400. */
+function pageOf(koa: Koa.Context): PageRequest {
+  const rawLimit = param(koa, 'limit');
+  let limit = DEFAULT_LIMIT;
+  if (rawLimit !== undefined) {
+    const value = Number(rawLimit);
+    if (!/^-?\d+$/.test(rawLimit) || value < 1) throw badRequest('limit must be a whole number from 1 to 200', { field: 'limit' });
+    limit = Math.min(MAX_LIMIT, value);
+  }
+  const cursor = param(koa, 'cursor');
+  if (cursor === undefined) return { limit };
+  const before = decodeCursor(cursor);
+  if (before === null) throw badRequest('cursor is not valid', { field: 'cursor' });
+  return { limit, before };
+}

@@ -1,0 +1,190 @@
+/**
+ * Durable consumers: code that must see every change exactly once (projection
+ * refresh today; audit, actions and workflows later). Each has a named cursor
+ * in svc_feed_cursors. A batch is read, handled and the cursor advanced in
+ * ONE transaction: a crash before the commit replays the batch, after it the
+ * batch is done. The transaction first takes the consumer's advisory lock
+ * (try, not wait), so among instances one applies a batch at a time and the
+ * others skip. Not a row lock: that would give the transaction an id at once,
+ * and every open transaction id holds the whole feed back (ADR 010); this one
+ * gets an id only when the handler first writes.
+ *
+ * A handler that throws rolls the batch back; it is retried with backoff
+ * (the consumer stops at that change rather than skip it: fix and it resumes).
+ * The handler must run every query on `t`: on the embedded database the
+ * transaction holds the only connection.
+ */
+import type { Db, Tx } from '../db/index.ts';
+import type { Logger } from '../log/index.ts';
+import { HORIZON_SQL, readPage, type FeedChange, type FeedPosition } from './read.ts';
+
+export interface DurableConsumer {
+  /** Unique and stable: it names the cursor row. */
+  readonly name: string;
+  /** Stream types (model names, `Job`) to receive; every stream when absent. */
+  readonly streams?: readonly string[];
+  /** Changes per transaction (default 500). */
+  readonly batchSize?: number;
+  /** Also read each event's data (default false). */
+  readonly withData?: boolean;
+  /** Applies a batch in `t`; the cursor advances in `t` too. Never called with an empty batch. */
+  handle(changes: readonly FeedChange[], t: Tx): Promise<void>;
+}
+
+export interface ConsumerStats {
+  readonly name: string;
+  readonly handled: number;
+  readonly failures: number;
+  readonly lastHandledAt: string | null;
+  /** True while a batch is read or applied by this instance. */
+  readonly busy: boolean;
+}
+
+export interface ConsumerHandle {
+  /** Runs the consumer now; resolves when everything committed before the call is handled (or another instance holds it). */
+  drain(): Promise<void>;
+  stats(): ConsumerStats;
+  stop(): Promise<void>;
+}
+
+/** Where a new cursor starts: at the log's origin, or at the current position (changes from now on). */
+export type ConsumerStart = 'origin' | 'now';
+
+const MAX_BACKOFF_MS = 30_000;
+/** Advisory lock class of durable consumers (the key is hashtext(name)). */
+const CONSUMER_LOCK_CLASS = 7305;
+/** Another instance holds the consumer: look again after this long, in case it stopped mid-batch. */
+const BUSY_RETRY_MS = 250;
+/**
+ * At most one run per this interval: under a stream of commits a consumer
+ * takes bigger batches instead of one transaction per reader page.
+ */
+const MIN_GAP_MS = 20;
+
+/** Creates the cursor row if absent (an existing cursor keeps its position). */
+export async function ensureCursor(db: Db, name: string, start: ConsumerStart): Promise<void> {
+  await db.none(
+    `insert into svc_feed_cursors (name, tx, seq)
+     values ($1, case when $2 then '0'::xid8 else ${HORIZON_SQL} end, 0)
+     on conflict (name) do nothing`,
+    [name, start === 'origin'],
+  );
+}
+
+interface Step {
+  readonly handled: number;
+  /** The page was full: more changes wait. */
+  readonly more: boolean;
+}
+
+/** One transaction: lock the consumer, read a page after its cursor, handle it, advance. 'busy' when another instance holds it. */
+async function step(db: Db, consumer: DurableConsumer, streams: ReadonlySet<string> | null): Promise<Step | 'busy'> {
+  return db.tx(`svc-feed-${consumer.name}`, async (t) => {
+    const cursor = await t.oneOrNone<{ tx: string; seq: string }>(
+      `select tx::text as tx, seq from svc_feed_cursors
+        where name = $1 and pg_try_advisory_xact_lock($2, hashtext($1))`, [consumer.name, CONSUMER_LOCK_CLASS]);
+    if (!cursor) return 'busy';
+    const from: FeedPosition = { tx: cursor.tx, seq: Number(cursor.seq) };
+    const limit = consumer.batchSize ?? 500;
+    const page = await readPage(t, from, limit, consumer.withData ?? false);
+    const wanted = streams ? page.changes.filter((c) => streams.has(c.modelName)) : page.changes;
+    if (wanted.length > 0) await consumer.handle(wanted, t);
+    if (page.end.tx !== from.tx || page.end.seq !== from.seq) {
+      await t.none('update svc_feed_cursors set tx = $2::xid8, seq = $3, updated_at = now() where name = $1',
+        [consumer.name, page.end.tx, page.end.seq]);
+    }
+    return { handled: wanted.length, more: page.changes.length === limit };
+  });
+}
+
+/**
+ * Runs `consumer` whenever `wake()` is called (the feed reader calls it after
+ * each page it read), until stopped. Runs are serialised on this instance.
+ */
+export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger): ConsumerHandle & { wake(): void } {
+  const streams = consumer.streams ? new Set(consumer.streams) : null;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  let backoffMs = 0;
+  let retry: NodeJS.Timeout | null = null;
+  let later: NodeJS.Timeout | null = null;
+  let lastRunAt = 0;
+  const stats = { handled: 0, failures: 0, lastHandledAt: null as string | null };
+
+  const runAll = async (): Promise<'busy' | 'done'> => {
+    for (;;) {
+      again = false;
+      const result = await step(db, consumer, streams);
+      if (result === 'busy') return 'busy';
+      if (result.handled > 0) {
+        stats.handled += result.handled;
+        stats.lastHandledAt = new Date().toISOString();
+      }
+      if (!result.more || stopped) return 'done'; // a change announced meanwhile runs it again, after the gap
+    }
+  };
+  const wake = (): void => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    const wait = lastRunAt + MIN_GAP_MS - Date.now();
+    if (wait > 0) {
+      if (!later) {
+        later = setTimeout(() => {
+          later = null;
+          wake();
+        }, wait);
+        later.unref();
+      }
+      return;
+    }
+    run();
+  };
+  const retryIn = (ms: number): void => {
+    if (retry || stopped) return;
+    retry = setTimeout(() => {
+      retry = null;
+      wake();
+    }, ms);
+    retry.unref();
+  };
+  const run = (): void => {
+    lastRunAt = Date.now();
+    running = runAll()
+      .then((outcome) => {
+        backoffMs = 0;
+        if (outcome === 'busy') retryIn(BUSY_RETRY_MS);
+      })
+      .catch((err) => {
+        stats.failures += 1;
+        backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(100, backoffMs * 2));
+        log.warn({ err, consumer: consumer.name, retryMs: backoffMs }, 'durable consumer failed: the batch is retried');
+        retryIn(backoffMs);
+      })
+      .finally(() => {
+        running = null;
+        lastRunAt = Date.now();
+        if (again && backoffMs === 0) wake();
+      });
+  };
+  return {
+    wake,
+    async drain() {
+      while (running) await running;
+      if (later) clearTimeout(later);
+      later = null;
+      if (!stopped) run();
+      while (running) await running;
+    },
+    stats: () => ({ name: consumer.name, ...stats, busy: running !== null }),
+    async stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      if (later) clearTimeout(later);
+      while (running) await running;
+    },
+  };
+}

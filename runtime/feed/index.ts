@@ -1,0 +1,129 @@
+/**
+ * The change feed (ADR 010): every committed change of the event log, read
+ * in (tx, seq) order below the oldest running transaction, by one reader per
+ * instance. Provides `ctx.services.feed`:
+ *
+ * - `subscribe({ from?, accepts?, maxQueued? })`: an in-process subscriber
+ *   (GraphQL `modelChanges`): live, or replay from a position then live;
+ * - `consume(consumer)`: a durable consumer with a named cursor, advanced in
+ *   the transaction of its effect (exactly once per change);
+ * - `poke()`: called after a local commit (`events.committed()` does it).
+ *
+ * No write transaction notifies: the feed reads the log the writes already fill.
+ */
+import { fileURLToPath } from 'node:url';
+import { newId } from '../ids.ts';
+import type { Db } from '../db/index.ts';
+import type { Capability, ServiceContext } from '../service/types.ts';
+import { ensureCursor, runConsumer, type ConsumerHandle, type ConsumerStart, type DurableConsumer } from './durable.ts';
+import { compare, positionOf, readPage, type FeedPosition } from './read.ts';
+import { FeedReader, type FeedStats } from './reader.ts';
+import type { FeedSubscription, SubscribeOptions, Subscriber } from './subscription.ts';
+
+export { FeedOverflowError, type FeedSubscription, type SubscribeOptions } from './subscription.ts';
+export { compare as comparePositions, ORIGIN, type FeedChange, type FeedPosition } from './read.ts';
+export type { DurableConsumer, ConsumerHandle, ConsumerStats, ConsumerStart } from './durable.ts';
+export type { FeedStats } from './reader.ts';
+
+export interface ChangeFeed {
+  /** Where this instance's reader stands: every change at or before it was delivered. */
+  readonly head: FeedPosition;
+  subscribe(options?: SubscribeOptions): FeedSubscription;
+  /** Starts a durable consumer (its cursor is created at `start` if absent, default 'now'). */
+  consume(consumer: DurableConsumer, options?: { start?: ConsumerStart }): Promise<ConsumerHandle>;
+  /** The feed position of an event and its tenant; null for an unknown id. */
+  positionOf(eventId: string): Promise<{ position: FeedPosition; tenantId: string | null } | null>;
+  poke(): void;
+  stats(): FeedStats;
+}
+
+declare module '../service/types.ts' {
+  interface Services {
+    feed: ChangeFeed;
+  }
+}
+
+/** Pages read by a subscriber that replays from a past position. */
+const CATCH_UP_PAGE = 500;
+
+export const feed: Capability = {
+  name: 'feed',
+  migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  async init(ctx) {
+    const pool = readerPool(ctx);
+    const reader = new FeedReader({
+      db: pool?.db ?? ctx.db, notifier: ctx.dbKind === 'server' ? ctx.notifier : null, instanceId: newId(), log: ctx.log,
+    });
+    await reader.start();
+    const unpoke = ctx.services.events.onCommitted(() => reader.poke());
+    const consumers = new Set<ConsumerHandle>();
+    ctx.services.feed = createFeedService(ctx, reader, consumers);
+    return {
+      async stop() {
+        unpoke();
+        for (const consumer of consumers) await consumer.stop();
+        await reader.stop();
+        await pool?.end();
+      },
+    };
+  },
+};
+
+/**
+ * On a server, the reader reads through a pool of its own, one connection,
+ * opened per read as needed: its reads never queue behind requests when the
+ * main pool is saturated (that queue is the feed's lag under load). Embedded,
+ * it shares the one connection: its reads are single statements.
+ */
+function readerPool(ctx: ServiceContext): { db: Db; end(): Promise<void> } | null {
+  if (ctx.dbKind !== 'server' || ctx.config.databaseUrl === null) return null;
+  const db = ctx.pgp({ connectionString: ctx.config.databaseUrl, max: 1, idleTimeoutMillis: 10_000, application_name: 'svc-gen-feed' });
+  db.$pool.on('error', () => undefined); // a killed idle connection is replaced on the next read
+  return { db, end: () => db.$pool.end() };
+}
+
+function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: Set<ConsumerHandle>): ChangeFeed {
+  const catchUp = (s: Subscriber) => void replay(ctx, reader, s).catch((err: Error) => s.fail(err));
+  return {
+    get head() {
+      return reader.head;
+    },
+    subscribe: (options = {}) => reader.subscribe(options, catchUp),
+    async consume(consumer, options = {}) {
+      await ensureCursor(ctx.db, consumer.name, options.start ?? 'now');
+      const handle = runConsumer(ctx.db, consumer, ctx.log);
+      const unlisten = reader.onBatch(() => handle.wake());
+      const owned: ConsumerHandle = {
+        drain: () => handle.drain(),
+        stats: () => handle.stats(),
+        async stop() {
+          unlisten();
+          consumers.delete(owned);
+          await handle.stop();
+        },
+      };
+      consumers.add(owned);
+      handle.wake(); // catch up with what was committed while no instance ran it
+      return owned;
+    },
+    positionOf: (eventId) => positionOf(ctx.db, eventId),
+    poke: () => reader.poke(),
+    stats: () => reader.stats(),
+  };
+}
+
+/** Reads from the subscriber's cursor until it reaches the reader's head, then hands it to the live batches. */
+async function replay(ctx: ServiceContext, reader: FeedReader, s: Subscriber): Promise<void> {
+  for (;;) {
+    await s.room();
+    if (s.closed) return;
+    const page = await readPage(ctx.db, s.cursor, CATCH_UP_PAGE);
+    s.offer(page.changes, page.end);
+    if (s.closed) return;
+    // No await between this test and the switch: the reader cannot deliver in between.
+    if (page.changes.length < CATCH_UP_PAGE && compare(reader.head, s.cursor) <= 0) {
+      s.live = true;
+      return;
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The feed's one read: committed changes after a position, in (tx, seq)
+ * order, from the event log and from svc_changes (history `off`), only below
+ * the horizon (ADR 010): every transaction with an id below it has ended, so
+ * no row can later appear below a position once the feed has passed it.
+ */
+import type { Db, Tx } from '../db/index.ts';
+
+/** Every change at or before a position has been read. `tx` is an xid8 in decimal text. */
+export interface FeedPosition {
+  readonly tx: string;
+  readonly seq: number;
+}
+
+/** The start of the log: before every change. */
+export const ORIGIN: FeedPosition = { tx: '0', seq: 0 };
+
+export interface FeedChange {
+  readonly position: FeedPosition;
+  readonly eventId: string;
+  readonly eventType: string;
+  /** The stream type: a model name, or `Job`. */
+  readonly modelName: string;
+  readonly recordId: string;
+  readonly tenantId: string | null;
+  /** Stream version; 0 when the history policy did not keep the event. */
+  readonly version: number;
+  readonly actorId: string | null;
+  readonly occurredAt: string;
+  /** The event's data when read `withData` (null under history `off`). */
+  readonly data?: unknown;
+}
+
+export interface ChangePage {
+  readonly changes: FeedChange[];
+  /** Where a reader stands after this page: the last change, or the horizon when the page is not full. */
+  readonly end: FeedPosition;
+  /** Milliseconds between the oldest change of the page and the read (feed lag), 0 when empty. */
+  readonly lagMs: number;
+}
+
+export function compare(a: FeedPosition, b: FeedPosition): number {
+  const tx = BigInt(a.tx) - BigInt(b.tx);
+  if (tx !== 0n) return tx < 0n ? -1 : 1;
+  return a.seq - b.seq;
+}
+
+export const later = (a: FeedPosition, b: FeedPosition): FeedPosition => (compare(a, b) >= 0 ? a : b);
+
+const columns = (alias: string, withData: boolean, event: boolean) => [
+  `${alias}.tx::text as tx`, `${alias}.seq`, `${alias}.id`, `${alias}.stream_type`, `${alias}.stream_id`,
+  `${alias}.event_type`, `${alias}.tenant_id`, `${alias}.occurred_at`,
+  event ? `${alias}.version` : '0 as version', event ? `${alias}.actor_id` : 'null::text as actor_id',
+  ...(withData ? [event ? `${alias}.data` : 'null::jsonb as data'] : []),
+].join(', ');
+
+/**
+ * The horizon, in the statement's own snapshot: `pg_snapshot_xmin`, except
+ * that a running transaction of ANOTHER database does not hold it back (xids
+ * are cluster-wide, but only this database's transactions write its log). A
+ * running xid is skipped only when pg_stat_activity shows it in another
+ * database; one that is unknown (it ended meanwhile, a prepared transaction,
+ * a column hidden by permissions) counts as ours. No running xid of ours:
+ * the snapshot's xmax, the first id not yet assigned.
+ */
+export const HORIZON_SQL = `(select least(pg_snapshot_xmax(s), (
+    select min(x) from pg_snapshot_xip(s) as x
+     where not exists (select 1 from pg_stat_activity a where a.backend_xid = xid(x) and a.datname <> current_database())))
+  from pg_current_snapshot() as s)`;
+
+function pageSql(withData: boolean): string {
+  const part = (table: string, event: boolean) => `(select ${columns('x', withData, event)} from ${table} x
+      where (x.tx, x.seq) > ($1::xid8, $2::bigint) and x.tx < h.horizon order by x.tx, x.seq limit $3)`;
+  return `with h as materialized (select ${HORIZON_SQL} as horizon)
+    select h.horizon::text as horizon, c.*,
+           (extract(epoch from clock_timestamp() - c.occurred_at) * 1000)::float8 as age_ms
+      from h left join lateral (
+        select * from (${part('svc_events', true)} union all ${part('svc_changes', false)}) u
+         order by u.tx, u.seq limit $3
+      ) c on true`;
+}
+
+const SQL = { plain: pageSql(false), withData: pageSql(true) };
+
+/** Reads up to `limit` changes after `after` on `runner` (a pool, or a consumer's transaction). */
+export async function readPage(runner: Db | Tx, after: FeedPosition, limit: number, withData = false): Promise<ChangePage> {
+  const rows = await runner.any(withData ? SQL.withData : SQL.plain, [after.tx, after.seq, limit]);
+  const changes: FeedChange[] = [];
+  for (const row of rows) if (row.id !== null) changes.push(toChange(row, withData));
+  const horizon = rows[0]?.horizon as string | undefined;
+  const end = changes.length === limit || horizon === undefined
+    ? changes.at(-1)?.position ?? after
+    : later(after, { tx: horizon, seq: 0 });
+  const lagMs = changes.length > 0 ? Math.max(0, Number(rows.find((r) => r.id !== null)!.age_ms)) : 0;
+  return { changes, end, lagMs };
+}
+
+/** The position "now": every change committed before it lies at or before it. */
+export async function currentPosition(runner: Db | Tx): Promise<FeedPosition> {
+  const row = await runner.one<{ tx: string }>(`select ${HORIZON_SQL}::text as tx`);
+  return { tx: row.tx, seq: 0 };
+}
+
+/** The position of an event (or of a change written under history `off`), with its tenant; null when unknown. */
+export async function positionOf(runner: Db | Tx, eventId: string): Promise<{ position: FeedPosition; tenantId: string | null } | null> {
+  const row = await runner.oneOrNone<{ tx: string; seq: number; tenant_id: string | null }>(
+    `select tx::text as tx, seq, tenant_id from svc_events where id = $1
+     union all select tx::text as tx, seq, tenant_id from svc_changes where id = $1 limit 1`,
+    [eventId],
+  );
+  return row ? { position: { tx: row.tx, seq: Number(row.seq) }, tenantId: row.tenant_id } : null;
+}
+
+function toChange(row: Record<string, any>, withData: boolean): FeedChange {
+  return {
+    position: { tx: row.tx, seq: Number(row.seq) },
+    eventId: row.id,
+    eventType: row.event_type,
+    modelName: row.stream_type,
+    recordId: row.stream_id,
+    tenantId: row.tenant_id,
+    version: row.version,
+    actorId: row.actor_id,
+    occurredAt: row.occurred_at,
+    ...(withData ? { data: row.data } : {}),
+  };
+}

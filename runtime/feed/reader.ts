@@ -1,0 +1,208 @@
+/**
+ * The feed reader: one per instance. It tails the event log through the pool
+ * (no connection held between reads, so it runs on the one connection of the
+ * embedded database) and hands each page to the live subscribers and to the
+ * batch listeners (durable consumers' wake-ups).
+ *
+ * When it reads: right after a local commit (`poke()`, at most one read per
+ * MIN_GAP_MS however many commits), when another instance hints that it
+ * committed (one NOTIFY on `svc_feed`, sent outside every write transaction,
+ * at most one per HINT_GAP_MS per instance), and otherwise every 50 ms while
+ * changes flow, backing off to 500 ms when idle. Hints are only a shortcut:
+ * the poll alone delivers everything, including after a lost connection.
+ */
+import type { Db, Notifier } from '../db/index.ts';
+import type { Logger } from '../log/index.ts';
+import { currentPosition, readPage, type FeedChange, type FeedPosition } from './read.ts';
+import { Subscriber, type SubscribeOptions } from './subscription.ts';
+
+export const HINT_CHANNEL = 'svc_feed';
+const PAGE = 1000;
+const MIN_GAP_MS = 5;
+const HINT_GAP_MS = 5;
+const ACTIVE_POLL_MS = 50;
+const IDLE_POLL_MS = 500;
+const MAX_RETRY_MS = 2000;
+
+export type BatchListener = (changes: readonly FeedChange[], end: FeedPosition) => void;
+
+export interface FeedStats {
+  readonly head: FeedPosition;
+  readonly delivered: number;
+  readonly reads: number;
+  readonly failures: number;
+  readonly subscribers: number;
+  /** Commit-to-read delay of the oldest change of the last non-empty page, in ms. */
+  readonly lastLagMs: number;
+  readonly maxLagMs: number;
+  /** Time spent in reads since start, in ms (with `reads`: the mean read time). */
+  readonly readMs: number;
+}
+
+export interface ReaderOptions {
+  readonly db: Db;
+  /** Null on the embedded database: one process, no other instance to hint. */
+  readonly notifier: Notifier | null;
+  readonly instanceId: string;
+  readonly log: Logger;
+}
+
+export class FeedReader {
+  private head_: FeedPosition = { tx: '0', seq: 0 };
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly listeners = new Set<BatchListener>();
+  private timer: NodeJS.Timeout | null = null;
+  private timerDue = 0;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private lastReadAt = 0;
+  private idleMs = ACTIVE_POLL_MS;
+  private retryMs = 0;
+  private stopped = false;
+  private unlisten: (() => Promise<void>) | null = null;
+  private hinting = false;
+  private hintAgain = false;
+  private stats_ = { delivered: 0, reads: 0, failures: 0, lastLagMs: 0, maxLagMs: 0, readMs: 0 };
+
+  constructor(private readonly options: ReaderOptions) {}
+
+  get head(): FeedPosition {
+    return this.head_;
+  }
+
+  async start(): Promise<void> {
+    this.head_ = await currentPosition(this.options.db);
+    const { notifier, instanceId } = this.options;
+    if (notifier) {
+      this.unlisten = await notifier.listen(HINT_CHANNEL, (origin) => {
+        if (origin !== instanceId) this.wake();
+      });
+    }
+    this.arm(this.idleMs);
+  }
+
+  /** A local transaction that appended has committed: read soon, and hint the other instances. */
+  poke(): void {
+    this.wake();
+    this.hint();
+  }
+
+  subscribe(options: SubscribeOptions, catchUp: (s: Subscriber) => void): Subscriber {
+    const subscriber = new Subscriber(options.from ?? this.head_, options.accepts ?? (() => true),
+      options.maxQueued ?? 1000, (s) => this.subscribers.delete(s));
+    this.subscribers.add(subscriber);
+    if (options.from) catchUp(subscriber);
+    else subscriber.live = true;
+    return subscriber;
+  }
+
+  onBatch(listener: BatchListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  stats(): FeedStats {
+    return { head: this.head_, subscribers: this.subscribers.size, ...this.stats_ };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.unlisten?.();
+    await this.running;
+    for (const s of [...this.subscribers]) s.close();
+  }
+
+  private wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.arm(Math.max(0, this.lastReadAt + MIN_GAP_MS - Date.now()));
+  }
+
+  private arm(ms: number): void {
+    const due = Date.now() + ms;
+    if (this.timer && this.timerDue <= due) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.run().finally(() => (this.running = null)).then(() => this.rearm());
+    }, ms);
+    this.timer.unref();
+  }
+
+  private rearm(): void {
+    if (this.stopped) return;
+    if (this.again) {
+      this.again = false;
+      this.arm(MIN_GAP_MS);
+    } else {
+      this.arm(this.retryMs || this.idleMs);
+    }
+  }
+
+  private async run(): Promise<void> {
+    this.again = false;
+    try {
+      let found = 0;
+      for (;;) {
+        const started = performance.now();
+        const page = await readPage(this.options.db, this.head_, PAGE);
+        this.stats_.reads += 1;
+        this.stats_.readMs += performance.now() - started;
+        this.deliver(page.changes, page.end, page.lagMs);
+        found += page.changes.length;
+        if (page.changes.length < PAGE || this.stopped) break;
+      }
+      this.retryMs = 0;
+      this.idleMs = found > 0 ? ACTIVE_POLL_MS : Math.min(IDLE_POLL_MS, this.idleMs * 2);
+    } catch (err) {
+      // A lost connection or a restarting server: the pool reconnects, the read resumes at the head.
+      this.stats_.failures += 1;
+      this.retryMs = Math.min(MAX_RETRY_MS, Math.max(ACTIVE_POLL_MS, this.retryMs * 2));
+      this.options.log.warn({ err, retryMs: this.retryMs }, 'change feed: read failed');
+    } finally {
+      this.lastReadAt = Date.now();
+    }
+  }
+
+  private deliver(changes: readonly FeedChange[], end: FeedPosition, lagMs: number): void {
+    this.head_ = end;
+    if (changes.length === 0) return;
+    this.stats_.delivered += changes.length;
+    this.stats_.lastLagMs = lagMs;
+    this.stats_.maxLagMs = Math.max(this.stats_.maxLagMs, lagMs);
+    for (const s of this.subscribers) if (s.live) s.offer(changes, end);
+    for (const listener of this.listeners) {
+      try {
+        listener(changes, end);
+      } catch (err) {
+        this.options.log.error({ err }, 'change feed: a batch listener failed');
+      }
+    }
+  }
+
+  /** One NOTIFY at a time, at most one per HINT_GAP_MS; never inside a write transaction. */
+  private hint(): void {
+    const { notifier, instanceId } = this.options;
+    if (!notifier || this.stopped) return;
+    if (this.hinting) {
+      this.hintAgain = true;
+      return;
+    }
+    this.hinting = true;
+    notifier.notify(HINT_CHANNEL, instanceId)
+      .catch(() => undefined) // a hint is a shortcut: the poll delivers without it
+      .then(() => new Promise((resolve) => setTimeout(resolve, HINT_GAP_MS)))
+      .finally(() => {
+        this.hinting = false;
+        if (this.hintAgain) {
+          this.hintAgain = false;
+          this.hint();
+        }
+      });
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * One in-process subscriber of the feed: a bounded queue read as an async
+ * iterator. A subscriber that starts from a past position first catches up
+ * from the database on its own, then joins the reader's live batches; its
+ * cursor drops anything it already has, so there is no gap and no duplicate
+ * at the seam. A subscriber whose queue overflows is closed with
+ * FeedOverflowError after what it already queued: never silently skipped.
+ */
+import { compare, later, type FeedChange, type FeedPosition } from './read.ts';
+
+export class FeedOverflowError extends Error {
+  constructor(
+    readonly queued: number,
+    /** The last change the subscriber receives before this error: resume after it. */
+    readonly resumeAfter: FeedChange | null,
+  ) {
+    super(`the subscriber fell ${queued} changes behind and was closed; subscribe again after its last change`);
+    this.name = 'FeedOverflowError';
+  }
+}
+
+export interface FeedSubscription extends AsyncIterableIterator<FeedChange> {
+  /** Ends the subscription; a pending `next()` resolves done. */
+  close(): void;
+}
+
+export interface SubscribeOptions {
+  /** Start after this position (replay, then live); live from the reader's head when absent. */
+  readonly from?: FeedPosition;
+  /** Which changes this subscriber wants (tenant, model, access). */
+  readonly accepts?: (change: FeedChange) => boolean;
+  /** Queue bound; above it the subscription fails with FeedOverflowError. Default 1000. */
+  readonly maxQueued?: number;
+}
+
+export class Subscriber implements FeedSubscription {
+  /** 'catchup' until the subscriber reached the reader's head; then it takes live batches. */
+  live = false;
+  private readonly queue: FeedChange[] = [];
+  private waiting: { resolve: (r: IteratorResult<FeedChange>) => void; reject: (e: unknown) => void } | null = null;
+  private failure: Error | null = null;
+  private done = false;
+  private lastDelivered: FeedChange | null = null;
+  private roomWaiter: (() => void) | null = null;
+
+  constructor(
+    /** Every change at or before it has been queued or filtered out. */
+    public cursor: FeedPosition,
+    private readonly accepts: (change: FeedChange) => boolean,
+    private readonly maxQueued: number,
+    private readonly detach: (s: Subscriber) => void,
+  ) {}
+
+  get closed(): boolean {
+    return this.done || this.failure !== null;
+  }
+
+  /** Offers changes in order, then moves the cursor to `end`; drops what is at or before the cursor. */
+  offer(changes: readonly FeedChange[], end: FeedPosition): void {
+    for (const change of changes) {
+      if (this.closed) return;
+      if (compare(change.position, this.cursor) <= 0) continue;
+      this.cursor = change.position;
+      if (this.accepts(change)) this.push(change);
+    }
+    if (!this.closed) this.cursor = later(this.cursor, end);
+  }
+
+  fail(error: Error): void {
+    if (this.closed) return;
+    this.failure = error;
+    this.detach(this);
+    this.roomWaiter?.();
+    this.roomWaiter = null;
+    if (this.waiting && this.queue.length === 0) {
+      const { reject } = this.waiting;
+      this.waiting = null;
+      reject(error);
+    }
+  }
+
+  private push(change: FeedChange): void {
+    if (this.waiting) {
+      const { resolve } = this.waiting;
+      this.waiting = null;
+      this.lastDelivered = change;
+      resolve({ value: change, done: false });
+      return;
+    }
+    if (this.queue.length >= this.maxQueued) {
+      this.fail(new FeedOverflowError(this.queue.length, this.queue.at(-1) ?? this.lastDelivered));
+      return;
+    }
+    this.queue.push(change);
+  }
+
+  /** Resolves once the queue is at most half full (or closed): a catch-up reads no faster than its reader. */
+  room(): Promise<void> {
+    if (this.closed || this.queue.length <= this.maxQueued / 2) return Promise.resolve();
+    return new Promise((resolve) => (this.roomWaiter = resolve));
+  }
+
+  next(): Promise<IteratorResult<FeedChange>> {
+    const change = this.queue.shift();
+    if (this.roomWaiter && this.queue.length <= this.maxQueued / 2) {
+      this.roomWaiter();
+      this.roomWaiter = null;
+    }
+    if (change) {
+      this.lastDelivered = change;
+      return Promise.resolve({ value: change, done: false });
+    }
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
+  }
+
+  close(): void {
+    if (this.done) return;
+    this.done = true;
+    this.queue.length = 0;
+    this.roomWaiter?.();
+    this.roomWaiter = null;
+    this.detach(this);
+    this.waiting?.resolve({ value: undefined, done: true });
+    this.waiting = null;
+  }
+
+  async return(): Promise<IteratorResult<FeedChange>> {
+    this.close();
+    return { value: undefined, done: true };
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<FeedChange>> {
+    this.close();
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * The worker plane's hot statements (ADR 009): each call of a worker (lease,
+ * heartbeat, progress, complete, fail) is ONE statement, one round trip,
+ * atomic on its own: it looks the worker token up (revocation holds on the
+ * very next request, as before: no cache), checks the lease, changes the job
+ * and appends the job's event, in CTEs. Its one result row says which of
+ * those held, so the route still answers 401, 403 or 409 exactly as the
+ * step-by-step path (ack.ts, lease.ts, workers.ts) does; that path remains
+ * for invalid input and for the rare lost version race (see `appendFrom`).
+ *
+ * The texts are fixed, so on a server they run as named prepared statements
+ * (parsed and planned once per pooled connection); behind a transaction
+ * pooler (SVC_DB_PREPARED off) and on PGlite they run unnamed, values still
+ * bound server-side.
+ */
+import type { Db } from '../db/index.ts';
+import type { EventStore } from '../events/index.ts';
+import { newId } from '../ids.ts';
+import type { CompleteItem, FailOutcome, LeaseLatency } from './ack.ts';
+import { leasedAtMs, LEASE_ID, type LeasedJob } from './lease.ts';
+import type { WorkerIdentity } from './workers.ts';
+
+/** The worker token's row, found by the token's SHA-256 ($1 of every statement). */
+const WORKER = `select id, queues, tenant_id from svc_worker_tokens where token_hash = $1::text and not is_revoked`;
+
+/** One result row whatever happened: `(values (1)) one left join <cte> on true`. */
+const ONE_ROW = `(values (1)) as one(x)`;
+
+export interface LeaseCall {
+  readonly queues: readonly string[];
+  readonly capacity: number;
+  readonly visibilitySecs: number;
+}
+
+export type LeaseOutcome =
+  | { readonly worker: null }
+  | { readonly worker: WorkerIdentity; readonly jobs: LeasedJob[] };
+
+export interface CompleteOutcome {
+  readonly worker: boolean;
+  readonly completed: string[];
+  readonly stale: string[];
+  readonly leaseLatencies: LeaseLatency[];
+  /** The same latencies by job id. */
+  readonly latencyById: ReadonlyArray<readonly [string, LeaseLatency]>;
+}
+
+/** 'unauthorized': the token is unknown or revoked; null: the lease is not current. */
+export type Extended = 'unauthorized' | null | { readonly tenantId: string | null };
+export type Failed = 'unauthorized' | null | FailOutcome;
+
+export interface WorkerStatements {
+  lease(tokenHash: string, call: LeaseCall): Promise<LeaseOutcome>;
+  complete(tokenHash: string, items: readonly CompleteItem[]): Promise<CompleteOutcome>;
+  extend(tokenHash: string, id: string, leaseId: string, visibilitySecs: number | null): Promise<Extended>;
+  fail(tokenHash: string, id: string, leaseId: string, error: string, retryable: boolean, jitter: number): Promise<Failed>;
+}
+
+interface Built {
+  readonly lease: string;
+  readonly complete: string;
+  readonly extend: string;
+  readonly fail: string;
+}
+
+/** The four texts; null when the history policy does not keep Job events (never with the built-in policies). */
+function build(events: EventStore): Built | null {
+  const leasedEvents = events.appendFrom('Job', 'numbered r', {
+    id: '($5::text[])[r.n]', streamType: `'Job'`, streamId: 'r.id', eventType: `'JobLeased'`,
+    data: `jsonb_build_object('workerId', r.worker_id, 'attempt', r.attempts)`, actorId: 'null', tenantId: 'r.tenant_id',
+  });
+  const completedEvents = events.appendFrom('Job', 'done d', {
+    id: 'd.event_id', streamType: `'Job'`, streamId: 'd.id', eventType: `'JobSucceeded'`,
+    data: `jsonb_build_object('attempts', d.attempts)`, actorId: 'null', tenantId: 'd.tenant_id',
+  });
+  const failedEvents = events.appendFrom('Job', 'failed f', {
+    id: '$7::text', streamType: `'Job'`, streamId: 'f.id',
+    eventType: `case when f.status = 'queued' then 'JobRetryScheduled' else 'JobDead' end`,
+    data: `case when f.status = 'queued'
+             then jsonb_build_object('attempts', f.attempts, 'error', $5::text, 'delaySecs', f.delay_secs)
+             else jsonb_build_object('attempts', f.attempts, 'error', $5::text) end`,
+    actorId: 'null', tenantId: 'f.tenant_id',
+  });
+  if (!leasedEvents || !completedEvents || !failedEvents) return null;
+  return {
+    // $2 queues, $3 capacity, $4 visibility, $5 event ids (capacity of them).
+    // Per queue, a lateral index scan in (priority desc, id) order, as lease.ts.
+    lease: `
+      with w as (${WORKER}),
+      allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> $2::text[]),
+      picked as (
+        select c.id from allowed a cross join unnest($2::text[]) as q(name)
+        cross join lateral (
+          select id, priority from svc_jobs
+           where status = 'queued' and queue = q.name and visible_at <= now()
+             and (a.tenant_id is null or tenant_id = a.tenant_id)
+           order by priority desc, id
+           limit $3::int
+           for update skip locked
+        ) c
+        order by c.priority desc, c.id
+        limit $3::int
+      ),
+      leased as (
+        update svc_jobs j
+           set status = 'leased', attempts = j.attempts + 1, lease_id = ${LEASE_ID},
+               lease_secs = $4::int, visible_at = now() + make_interval(secs => $4::int),
+               worker_id = (select id from allowed), updated_at = now()
+          from picked
+         where j.id = picked.id
+        returning j.id, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.lease_id, j.priority, j.tenant_id, j.worker_id
+      ),
+      numbered as (select l.*, row_number() over () as n from leased l),
+      appended as (${leasedEvents})
+      select (select queues from w) as worker_queues, (select id from w) as worker_id, (select tenant_id from w) as worker_tenant,
+             l.id, l.queue, l.kind, l.payload, l.attempts, l.max_attempts, l.lease_id, l.priority
+        from ${ONE_ROW} left join leased l on true`,
+    // $2 ids, $3 lease ids, $4 results (JSON text), $5 event ids: parallel arrays.
+    complete: `
+      with w as (${WORKER}),
+      done as (
+        update svc_jobs j
+           set status = 'succeeded', result = v.result::jsonb, error = null, lease_id = null, worker_id = null,
+               visible_at = now(), updated_at = now()
+          from unnest($2::text[], $3::text[], $4::text[], $5::text[]) as v(id, lease_id, result, event_id)
+         where j.id = v.id and j.lease_id = v.lease_id and j.status = 'leased' and exists (select 1 from w)
+        returning j.id, j.tenant_id, j.attempts, j.queue, v.lease_id, v.event_id,
+                  (extract(epoch from clock_timestamp()) * 1000)::float8 as now_ms
+      ),
+      appended as (${completedEvents})
+      select (select count(*) from w)::int as worker, d.id, d.queue, d.lease_id, d.now_ms
+        from ${ONE_ROW} left join done d on true`,
+    // $2 id, $3 lease id, $4 visibility (null: the leased length).
+    extend: `
+      with w as (${WORKER}),
+      extended as (
+        update svc_jobs
+           set lease_secs = coalesce($4::int, lease_secs), visible_at = now() + make_interval(secs => coalesce($4::int, lease_secs)),
+               updated_at = now()
+         where id = $2::text and lease_id = $3::text and status = 'leased' and exists (select 1 from w)
+        returning true as held, tenant_id
+      )
+      select (select count(*) from w)::int as worker, e.held, e.tenant_id from ${ONE_ROW} left join extended e on true`,
+    // $2 id, $3 lease id, $4 retryable, $5 error, $6 jitter in [0.5, 1), $7 event id. Backoff as ack.ts.
+    fail: `
+      with w as (${WORKER}),
+      failed as (
+        update svc_jobs
+           set status = case when $4::boolean and attempts < max_attempts then 'queued' else 'dead' end,
+               visible_at = case when $4::boolean and attempts < max_attempts
+                 then now() + make_interval(secs => greatest(1, floor(least(3600, power(2, attempts)) * $6::float8))::int)
+                 else now() end,
+               error = $5::text, lease_id = null, worker_id = null, updated_at = now()
+         where id = $2::text and lease_id = $3::text and status = 'leased' and exists (select 1 from w)
+        returning id, status, attempts, tenant_id, greatest(1, floor(least(3600, power(2, attempts)) * $6::float8))::int as delay_secs
+      ),
+      appended as (${failedEvents})
+      select (select count(*) from w)::int as worker, f.status, f.delay_secs from ${ONE_ROW} left join failed f on true`,
+  };
+}
+
+interface LeaseRow {
+  worker_queues: string[] | null;
+  worker_id: string | null;
+  worker_tenant: string | null;
+  id: string | null;
+  queue: string;
+  kind: string;
+  payload: unknown;
+  attempts: number;
+  max_attempts: number;
+  lease_id: string;
+  priority: number;
+}
+
+/**
+ * The statements of one service, or null when they cannot be used (a history
+ * policy that drops Job events): the routes then take the step-by-step path.
+ */
+export function workerStatements(db: Db, events: EventStore, prepared: boolean): WorkerStatements | null {
+  const texts = build(events);
+  if (!texts) return null;
+  const run = <T>(name: keyof Built, values: unknown[]) =>
+    db.any<T>(prepared ? { name: `svc_jobs_${name}`, text: texts[name], values } : { text: texts[name], values });
+  return {
+    async lease(tokenHash, call) {
+      const eventIds = Array.from({ length: call.capacity }, () => newId());
+      const rows = await run<LeaseRow>('lease', [tokenHash, call.queues, call.capacity, call.visibilitySecs, eventIds]);
+      const [first] = rows;
+      if (!first.worker_queues) return { worker: null };
+      const leased = rows.filter((row) => row.id !== null);
+      if (leased.length > 0) events.committed();
+      // UPDATE ... RETURNING has no order: restore the lease order for the worker.
+      leased.sort((a, b) => b.priority - a.priority || (a.id! < b.id! ? -1 : 1));
+      return {
+        worker: { id: first.worker_id!, queues: first.worker_queues, tenantId: first.worker_tenant },
+        jobs: leased.map((row) => ({
+          id: row.id!, queue: row.queue, kind: row.kind, payload: row.payload,
+          attempts: row.attempts, maxAttempts: row.max_attempts, leaseId: row.lease_id,
+        })),
+      };
+    },
+    async complete(tokenHash, items) {
+      // Rows are locked in id order, so two overlapping batches cannot deadlock.
+      const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const rows = await run<{ worker: number; id: string | null; queue: string; lease_id: string; now_ms: number }>('complete', [
+        tokenHash,
+        sorted.map((item) => item.id),
+        sorted.map((item) => item.leaseId),
+        sorted.map((item) => (item.result === undefined ? null : JSON.stringify(item.result))),
+        sorted.map(() => newId()),
+      ]);
+      const done = rows.filter((row) => row.id !== null);
+      if (done.length > 0) events.committed();
+      const completed = new Set(done.map((row) => row.id));
+      const latencyById = done.flatMap((row): Array<[string, LeaseLatency]> => {
+        const leasedAt = leasedAtMs(row.lease_id);
+        return leasedAt === null ? [] : [[row.id!, { queue: row.queue, seconds: (row.now_ms - leasedAt) / 1000 }]];
+      });
+      return {
+        worker: rows[0].worker > 0,
+        completed: items.filter((item) => completed.has(item.id)).map((item) => item.id),
+        stale: items.filter((item) => !completed.has(item.id)).map((item) => item.id),
+        leaseLatencies: latencyById.map(([, latency]) => latency),
+        latencyById,
+      };
+    },
+    async extend(tokenHash, id, leaseId, visibilitySecs) {
+      const [row] = await run<{ worker: number; held: boolean | null; tenant_id: string | null }>('extend', [tokenHash, id, leaseId, visibilitySecs]);
+      if (row.worker === 0) return 'unauthorized';
+      return row.held ? { tenantId: row.tenant_id } : null;
+    },
+    async fail(tokenHash, id, leaseId, error, retryable, jitter) {
+      const [row] = await run<{ worker: number; status: 'queued' | 'dead' | null; delay_secs: number }>('fail', [
+        tokenHash, id, leaseId, retryable, error, jitter, newId(),
+      ]);
+      if (row.worker === 0) return 'unauthorized';
+      if (row.status === null) return null;
+      events.committed();
+      return row.status === 'queued' ? { outcome: 'retry', delaySecs: row.delay_secs } : { outcome: 'dead' };
+    },
+  };
+}
+
+/** One acknowledged job, as the per-job route needs it. */
+export interface CompletedOne {
+  readonly worker: boolean;
+  readonly completed: boolean;
+  readonly leaseLatency: LeaseLatency | null;
+}
+
+interface Waiting {
+  readonly tokenHash: string;
+  readonly item: CompleteItem;
+  resolve(outcome: CompletedOne): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Per-job completes, combined: calls that arrive while the statements in
+ * flight run are sent together as one statement (the batch form of
+ * `complete`), so under load a round trip acknowledges many jobs, as the
+ * SDK's batched acks do, while each caller still gets its own answer. At
+ * most `maxInFlight` statements run at once; a batch never holds one job
+ * twice (two calls for one job must race as before: one wins, one is 409),
+ * nor two tokens (each statement checks one).
+ */
+export class CompleteCombiner {
+  private waiting: Waiting[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly statements: WorkerStatements, private readonly maxInFlight = 2) {}
+
+  complete(tokenHash: string, item: CompleteItem): Promise<CompletedOne> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ tokenHash, item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Flushes after the current I/O phase, so that calls parsed together go together. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      const batch = this.take();
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.schedule();
+      });
+    }
+  }
+
+  /** The longest run of waiting calls with the first one's token and distinct jobs; the rest keep their order. */
+  private take(): Waiting[] {
+    const tokenHash = this.waiting[0].tokenHash;
+    const ids = new Set<string>();
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    for (const call of this.waiting) {
+      if (call.tokenHash === tokenHash && !ids.has(call.item.id) && batch.length < MAX_COMBINED) {
+        ids.add(call.item.id);
+        batch.push(call);
+      } else {
+        rest.push(call);
+      }
+    }
+    this.waiting = rest;
+    return batch;
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    try {
+      const outcome = await this.statements.complete(batch[0].tokenHash, batch.map((call) => call.item));
+      const completed = new Set(outcome.completed);
+      const latencies = new Map(outcome.latencyById);
+      for (const call of batch) {
+        call.resolve({ worker: outcome.worker, completed: completed.has(call.item.id), leaseLatency: latencies.get(call.item.id) ?? null });
+      }
+    } catch (error) {
+      for (const call of batch) call.reject(error);
+    }
+  }
+}
+
+/** Calls combined into one statement at most (the batch route's own limit is 1,000). */
+const MAX_COMBINED = 100;
+
+/** A lost version race of `appendFrom` (the unique constraint): the caller retries step by step. */
+export function isVersionRace(error: unknown): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e?.code === '23505' && e.constraint === 'svc_events_stream_version';
+}

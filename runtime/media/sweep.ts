@@ -1,0 +1,98 @@
+/**
+ * The sweep: removes presigned uploads never committed (past their expiry)
+ * and bytes no live record has referenced for SVC_MEDIA_UPLOAD_TTL_SECS. It
+ * runs once per interval across every instance: the instance that moves
+ * `svc_media_sweep.last_run_at` forward does the work.
+ *
+ * Bytes are removed while their blob row is locked, before the row is deleted:
+ * an upload of the same content waits on that lock, then stores the bytes anew.
+ */
+import type { Db } from '../db/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { StorageDriver } from './drivers/index.ts';
+
+const BATCH = 100;
+
+export interface SweepOptions {
+  /** The sweep's clock (tests pass their own). */
+  readonly now: Date;
+  readonly ttlSecs: number;
+}
+
+export interface SweepResult {
+  readonly uploads: number;
+  readonly blobs: number;
+  /** Temporary files a crashed upload left behind (local driver). */
+  readonly temporary: number;
+}
+
+export async function sweepMedia(db: Db, driver: StorageDriver, options: SweepOptions): Promise<SweepResult> {
+  let uploads = 0;
+  let blobs = 0;
+  for (let removed = BATCH; removed === BATCH; uploads += removed) removed = await sweepUploads(db, driver, options.now);
+  for (let removed = BATCH; removed === BATCH; blobs += removed) removed = await sweepBlobs(db, driver, options);
+  const before = new Date(options.now.getTime() - options.ttlSecs * 1000);
+  const temporary = (await driver.purgeTemporary?.(before)) ?? 0;
+  return { uploads, blobs, temporary };
+}
+
+async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<number> {
+  return db.tx('svc-media-sweep-uploads', async (t) => {
+    const rows = await t.manyOrNone<{ id: string; staging_key: string | null }>(
+      `select id, staging_key from svc_media where status = 'pending' and expires_at < $1
+        order by expires_at limit ${BATCH} for update skip locked`,
+      [now.toISOString()],
+    );
+    for (const row of rows) if (row.staging_key) await driver.delete(row.staging_key);
+    if (rows.length > 0) await t.none('delete from svc_media where id = any($1)', [rows.map((row) => row.id)]);
+    return rows.length;
+  });
+}
+
+async function sweepBlobs(db: Db, driver: StorageDriver, options: SweepOptions): Promise<number> {
+  return db.tx('svc-media-sweep-blobs', async (t) => {
+    const rows = await t.manyOrNone<{ tenant: string; sha256: string; storage_key: string }>(
+      `select coalesce(tenant_id, '') as tenant, sha256, storage_key from svc_media_blobs
+        where refcount = 0 and unreferenced_since < $1::timestamptz - make_interval(secs => $2)
+        limit ${BATCH} for update skip locked`,
+      [options.now.toISOString(), options.ttlSecs],
+    );
+    for (const row of rows) await driver.delete(row.storage_key);
+    if (rows.length > 0) {
+      await t.none(
+        `delete from svc_media_blobs b using unnest($1::text[], $2::text[]) as v(tenant, sha256)
+          where coalesce(b.tenant_id, '') = v.tenant and b.sha256 = v.sha256`,
+        [rows.map((row) => row.tenant), rows.map((row) => row.sha256)],
+      );
+    }
+    return rows.length;
+  });
+}
+
+/** Claims this interval's sweep: true for exactly one instance per interval. */
+export async function claimSweep(db: Db, intervalSecs: number): Promise<boolean> {
+  const row = await db.oneOrNone(
+    `update svc_media_sweep set last_run_at = now()
+      where id = 1 and last_run_at <= now() - make_interval(secs => $1) returning 1`,
+    [intervalSecs * 0.9],
+  );
+  return row !== null;
+}
+
+/** Runs the sweep on an interval; returns the function that stops it. */
+export function startSweeper(db: Db, driver: StorageDriver, log: Logger, intervalSecs: number, ttlSecs: number): () => Promise<void> {
+  let running: Promise<unknown> = Promise.resolve();
+  const tick = () => {
+    running = (async () => {
+      if (!(await claimSweep(db, intervalSecs))) return;
+      const result = await sweepMedia(db, driver, { now: new Date(), ttlSecs });
+      if (result.uploads + result.blobs + result.temporary > 0) log.info(result, 'media sweep');
+    })().catch((err) => log.warn({ err }, 'media sweep failed'));
+  };
+  const timer = setInterval(tick, intervalSecs * 1000);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Records' side of the audit log: the entry of each mutation, its `changes`
+ * with `@sensitive` fields redacted, and the SQL that reads an update's old
+ * values in the UPDATE statement itself.
+ */
+import { redactFields, REDACTED, userActor, type AuditAction, type AuditEntryInput } from '../audit/index.ts';
+import { isoUtcSql } from '../db/index.ts';
+import type { Caller } from './access.ts';
+import type { RecordsDeps } from './deps.ts';
+import type { ModelInfo } from './model.ts';
+import type { ValidData } from './validate.ts';
+
+const sensitiveByModel = new WeakMap<ModelInfo, ReadonlySet<string>>();
+
+/** Input names of the model's `@sensitive` fields. */
+function sensitiveOf(info: ModelInfo): ReadonlySet<string> {
+  let set = sensitiveByModel.get(info);
+  if (!set) {
+    set = new Set(info.columns.filter((c) => c.field?.sensitive).map((c) => c.name));
+    sensitiveByModel.set(info, set);
+  }
+  return set;
+}
+
+export function recordEntry(
+  info: ModelInfo, caller: Caller, action: AuditAction, entityId: string, eventId: string | null,
+  changes: Record<string, unknown> | null = null,
+): AuditEntryInput {
+  return {
+    action, tenantId: caller.scope.tenantId, actor: userActor(caller.principal), entityType: info.name, entityId, eventId,
+    changes, request: caller.request ?? null,
+  };
+}
+
+/** A create's entry: the written fields. */
+export function createdEntry(info: ModelInfo, caller: Caller, id: string, eventId: string, valid: ValidData): AuditEntryInput {
+  return recordEntry(info, caller, 'record.create', id, eventId, redactFields(valid.data, sensitiveOf(info)));
+}
+
+/** True when entries keep `changes`: only then does an update read the old values. */
+export const keepsChanges = (deps: RecordsDeps) => deps.audit.policy === 'full';
+
+/** Column of the update's result that carries `{field: [old, new]}`; the caller removes it from the row. */
+export const CHANGES_COLUMN = '__audit_changes';
+
+/**
+ * `jsonb_build_object('field', jsonb_build_array(prior.col, now.col), ...)`
+ * over the updated columns: both sides rendered by Postgres alike. A
+ * sensitive field is never read.
+ */
+export function changesSql(info: ModelInfo, valid: ValidData, prior: string, now: string): string {
+  const sensitive = sensitiveOf(info);
+  const pairs = valid.columns.map((c) => {
+    const value = sensitive.has(c.name)
+      ? `'${JSON.stringify([REDACTED, REDACTED])}'::jsonb`
+      : c.sqlType === 'timestamptz'
+        ? `jsonb_build_array(${isoUtcSql(`${prior}.${c.quoted}`)}, ${isoUtcSql(`${now}.${c.quoted}`)})`
+        : `jsonb_build_array(${prior}.${c.quoted}, ${now}.${c.quoted})`;
+    return `'${c.name.replace(/'/g, "''")}', ${value}`;
+  });
+  return `jsonb_build_object(${pairs.join(', ')})`;
+}
+
+/** The columns the `prior` subquery must select: the id and the updated ones. */
+export function priorColumns(valid: ValidData, alias: string): string {
+  return [`${alias}."id"`, ...valid.columns.map((c) => `${alias}.${c.quoted}`)].join(', ');
+}

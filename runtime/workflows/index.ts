@@ -1,0 +1,67 @@
+/**
+ * Workflows (CONTRACT section 12, ADR 015): durable runs of the steps the
+ * schema declares, started by record events (in the write's transaction),
+ * schedules (once per tick across instances) or people (`POST
+ * /workflows/{name}/run`), and advanced by in-process runners on the job
+ * queue's lease engine. Runs are pinned to the definition they started
+ * with, so they finish even if the schema changes or drops the workflow.
+ */
+import { fileURLToPath } from 'node:url';
+import { newId } from '../ids.ts';
+import type { Capability, ServiceContext } from '../service/types.ts';
+import { awaitsConsumer } from './awaits.ts';
+import { WORKFLOW_PATHS } from './openapi.ts';
+import { mayUse, mountWorkflowRoutes } from './routes.ts';
+import { Runners } from './runner.ts';
+import { scheduledWorkflows, Scheduler, syncSchedules } from './schedule.ts';
+import { readRun } from './store.ts';
+import { eventTrigger } from './trigger.ts';
+import type { EngineDeps } from './types.ts';
+
+export { ADVANCE_QUEUE, RUN_STREAM, MAX_DEPTH } from './types.ts';
+export { render, evaluate, type RenderScope } from './render.ts';
+export { allowedOrigin } from './http.ts';
+export type { Transition } from './engine.ts';
+
+function guardRunChannels(ctx: ServiceContext): void {
+  ctx.services.realtime?.guardChannels('workflow:', async (principal, scope, channel) => {
+    const run = await readRun(ctx.db, channel.slice('workflow:'.length), { scope });
+    return run !== null && mayUse(principal, run.definition);
+  });
+}
+
+export const workflows: Capability = {
+  name: 'workflows',
+  migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  async init(ctx) {
+    const { config, services } = ctx;
+    let runners: Runners;
+    const deps: EngineDeps = {
+      db: ctx.db, jobs: services.jobs, records: services.records, events: services.events, audit: services.audit,
+      realtime: services.realtime, log: ctx.log, config: config.workflows, due: (delaySecs) => runners.due(delaySecs),
+    };
+    runners = new Runners(deps, {
+      workerId: `workflows:${newId()}`, concurrency: config.workflows.concurrency, leaseSecs: config.workflows.leaseSecs, pollMs: config.workflows.pollMs,
+    });
+    const declared = ctx.ir.workflows;
+    services.records.triggers.add(eventTrigger(deps, declared, ctx.ir.models, ctx.log));
+    services.openapi.add(WORKFLOW_PATHS);
+    // Looked up per request: the auth capability may wrap the authenticator (session checks).
+    mountWorkflowRoutes(ctx.router, { authenticate: (token) => services.auth.authenticate(token) }, deps, declared);
+    guardRunChannels(ctx);
+    const scheduled = scheduledWorkflows(declared);
+    await syncSchedules(ctx.db, scheduled);
+    // Runs in flight finish even when the schema no longer declares any workflow: runners and awaits always run.
+    const awaits = await services.feed.consume(awaitsConsumer(deps));
+    const scheduler = new Scheduler(deps, scheduled);
+    runners.start(services.feed);
+    scheduler.start();
+    return {
+      async stop() {
+        await scheduler.stop();
+        await runners.stop();
+        await awaits.stop();
+      },
+    };
+  },
+};

@@ -1,0 +1,202 @@
+/**
+ * The engine's own SQL: runs and their step records (svc_workflow_runs,
+ * svc_workflow_steps). Statements that change a run take a Tx: every change
+ * of a run commits with the advance that made it.
+ */
+import { isoUtcSql, type Db, type Tx } from '../db/index.ts';
+import type { WorkflowDef } from '../ir/types.ts';
+import { bindTo, type TenantScope } from '../tenancy/index.ts';
+
+export const RUN_STATUSES = ['running', 'waiting', 'succeeded', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
+
+/** Who caused a run: the templates' `trigger.actor`, and whose permissions its mutations use. */
+export interface RunActor {
+  readonly id: string;
+  readonly role: string;
+  readonly tenantId: string | null;
+}
+
+export type TriggerData =
+  | { readonly kind: 'event'; readonly model: string; readonly event: string; readonly eventId: string; readonly recordId: string; readonly record: unknown; readonly old: unknown }
+  | { readonly kind: 'manual'; readonly input: unknown }
+  | { readonly kind: 'schedule'; readonly scheduledFor: string };
+
+export interface StepRecord {
+  readonly position: number;
+  readonly stepId: string;
+  readonly status: StepStatus;
+  readonly attempts: number;
+  readonly output: unknown;
+  readonly error: string | null;
+  readonly jobId: string | null;
+  readonly wakeAt: string | null;
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+}
+
+export interface RunState {
+  readonly id: string;
+  readonly workflow: string;
+  readonly definition: WorkflowDef;
+  readonly status: RunStatus;
+  readonly tenantId: string | null;
+  readonly trigger: TriggerData;
+  readonly actor: RunActor | null;
+  readonly depth: number;
+  readonly vars: Record<string, unknown>;
+  readonly position: number;
+  readonly error: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly finishedAt: string | null;
+  /** Step records by position. */
+  readonly steps: ReadonlyMap<number, StepRecord>;
+}
+
+export interface NewRun {
+  readonly id: string;
+  readonly definition: WorkflowDef;
+  readonly tenantId: string | null;
+  readonly trigger: TriggerData;
+  readonly actor: RunActor | null;
+  readonly depth: number;
+  readonly eventId: string | null;
+  readonly scheduledFor: string | null;
+}
+
+const RUN_COLUMNS = `id, workflow, definition, status, tenant_id, trigger, actor, depth, vars, position, error,
+  ${isoUtcSql('created_at')} as created_at, ${isoUtcSql('updated_at')} as updated_at, ${isoUtcSql('finished_at')} as finished_at`;
+
+const STEP_COLUMNS = `position, step_id, status, attempts, output, error, job_id, ${isoUtcSql('wake_at')} as wake_at,
+  ${isoUtcSql('started_at')} as started_at, ${isoUtcSql('finished_at')} as finished_at`;
+
+/** Inserts a run; false when its event or tick already started this workflow (nothing written). */
+export async function insertRun(t: Tx, run: NewRun): Promise<boolean> {
+  const row = await t.oneOrNone(
+    `insert into svc_workflow_runs (id, workflow, definition, status, tenant_id, trigger, actor, depth, event_id, scheduled_for, created_by)
+     values ($1, $2, $3::jsonb, 'running', $4, $5::jsonb, $6::jsonb, $7, $8, $9::timestamptz, $10)
+     on conflict do nothing returning id`,
+    [run.id, run.definition.name, JSON.stringify(run.definition), run.tenantId, JSON.stringify(run.trigger),
+      run.actor ? JSON.stringify(run.actor) : null, run.depth, run.eventId, run.scheduledFor, run.actor?.id ?? null],
+  );
+  return row !== null;
+}
+
+/** The run and its step records; with `lock` (in a Tx) the run row is held until commit. */
+export async function readRun(runner: Db | Tx, id: string, options: { lock?: boolean; scope?: TenantScope } = {}): Promise<RunState | null> {
+  const values: unknown[] = [id];
+  const scoped = options.scope ? ` and ${options.scope.sql(bindTo(values), 'tenant_id')}` : '';
+  const run = await runner.oneOrNone(`select ${RUN_COLUMNS} from svc_workflow_runs where id = $1${scoped}${options.lock ? ' for update' : ''}`, values);
+  if (!run) return null;
+  const steps = await runner.manyOrNone(`select ${STEP_COLUMNS} from svc_workflow_steps where run_id = $1 order by position`, [id]);
+  return toRunState(run, steps);
+}
+
+function toRunState(run: any, steps: any[]): RunState {
+  return {
+    id: run.id, workflow: run.workflow, definition: run.definition, status: run.status, tenantId: run.tenant_id,
+    trigger: run.trigger, actor: run.actor, depth: run.depth, vars: run.vars, position: run.position, error: run.error,
+    createdAt: run.created_at, updatedAt: run.updated_at, finishedAt: run.finished_at,
+    steps: new Map(steps.map((s) => [s.position, {
+      position: s.position, stepId: s.step_id, status: s.status, attempts: s.attempts, output: s.output, error: s.error,
+      jobId: s.job_id, wakeAt: s.wake_at, startedAt: s.started_at, finishedAt: s.finished_at,
+    }])),
+  };
+}
+
+export interface StepWrite {
+  readonly position: number;
+  readonly stepId: string;
+  readonly status: StepStatus;
+  readonly attempts: number;
+  readonly output: unknown;
+  readonly error: string | null;
+  readonly jobId: string | null;
+  /** Seconds from now until the step is looked at again (delay, retry); null: none. */
+  readonly wakeInSecs: number | null;
+}
+
+const TERMINAL: readonly StepStatus[] = ['succeeded', 'failed', 'skipped'];
+
+export async function writeStep(t: Tx, runId: string, step: StepWrite): Promise<void> {
+  await t.none(
+    `insert into svc_workflow_steps (run_id, position, step_id, status, attempts, output, error, job_id, wake_at, finished_at)
+     values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8,
+             case when $9::float8 is null then null else now() + make_interval(secs => $9::float8) end,
+             case when $10 then now() end)
+     on conflict (run_id, position) do update
+       set status = excluded.status, attempts = excluded.attempts, output = excluded.output, error = excluded.error,
+           job_id = excluded.job_id, wake_at = excluded.wake_at, finished_at = excluded.finished_at`,
+    [runId, step.position, step.stepId, step.status, step.attempts, step.output === undefined ? null : JSON.stringify(step.output),
+      step.error, step.jobId, step.wakeInSecs, TERMINAL.includes(step.status)],
+  );
+}
+
+export interface RunWrite {
+  readonly status: RunStatus;
+  readonly position: number;
+  readonly vars: Record<string, unknown>;
+  readonly error: string | null;
+}
+
+export async function writeRun(t: Tx, runId: string, run: RunWrite): Promise<void> {
+  const finished = run.status === 'succeeded' || run.status === 'failed';
+  await t.none(
+    `update svc_workflow_runs set status = $2, position = $3, vars = $4::jsonb, error = $5, updated_at = now(),
+            finished_at = case when $6 then now() end
+      where id = $1`,
+    [runId, run.status, run.position, JSON.stringify(run.vars), run.error, finished],
+  );
+}
+
+export interface RunFilter {
+  /** Workflows the caller may see; `workflow` narrows further. */
+  readonly workflows: readonly string[];
+  readonly status: RunStatus | null;
+  readonly limit: number;
+  /** Runs older than this id (the previous page's nextCursor). */
+  readonly before: string | null;
+}
+
+export interface RunSummary {
+  readonly id: string;
+  readonly workflow: string;
+  readonly status: RunStatus;
+  readonly trigger: string;
+  readonly error: string | null;
+  readonly createdAt: string;
+  readonly finishedAt: string | null;
+}
+
+/** Newest first within `scope`. */
+export async function listRuns(db: Db, scope: TenantScope, filter: RunFilter): Promise<RunSummary[]> {
+  const values: unknown[] = [filter.workflows, filter.limit];
+  const p = bindTo(values);
+  const where = [
+    scope.sql(p, 'tenant_id'),
+    'workflow = any($1::text[])',
+    ...(filter.status ? [`status = ${p.add(filter.status, 'text')}`] : []),
+    ...(filter.before ? [`id < ${p.add(filter.before, 'text')}`] : []),
+  ];
+  const rows = await db.manyOrNone(
+    `select id, workflow, status, trigger->>'kind' as trigger, error, ${isoUtcSql('created_at')} as created_at, ${isoUtcSql('finished_at')} as finished_at
+       from svc_workflow_runs where ${where.join(' and ')} order by id desc limit $2`,
+    values,
+  );
+  return rows.map((row) => ({
+    id: row.id, workflow: row.workflow, status: row.status, trigger: row.trigger, error: row.error,
+    createdAt: row.created_at, finishedAt: row.finished_at,
+  }));
+}
+
+/** Waiting job steps that `jobIds` resume. */
+export async function stepsAwaiting(t: Tx, jobIds: readonly string[]): Promise<Array<{ runId: string; position: number; jobId: string; tenantId: string | null }>> {
+  const rows = await t.manyOrNone(
+    `select s.run_id, s.position, s.job_id, r.tenant_id from svc_workflow_steps s join svc_workflow_runs r on r.id = s.run_id
+      where s.job_id = any($1::text[]) and s.status = 'waiting' and s.wake_at is null`,
+    [jobIds],
+  );
+  return rows.map((row) => ({ runId: row.run_id, position: row.position, jobId: row.job_id, tenantId: row.tenant_id }));
+}

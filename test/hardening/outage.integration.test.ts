@@ -1,0 +1,95 @@
+/**
+ * A database outage is not the client's fault (issue 10, point 5): while
+ * Postgres is unreachable a valid token is answered 503 with Retry-After,
+ * never 401 (which would make every client log its users out).
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { call } from '../auth/helpers.ts';
+
+/** A TCP proxy to Postgres that can cut every connection and refuse new ones. */
+async function startPgProxy(target: URL) {
+  const sockets = new Set<Socket>();
+  let up = true;
+  const server: Server = createServer((client) => {
+    if (!up) return void client.destroy();
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut() {
+      up = false;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      up = true;
+    },
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
+let database: TestDatabase;
+let proxy: Awaited<ReturnType<typeof startPgProxy>>;
+let service: TestService;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  proxy = await startPgProxy(new URL(database.url));
+  const url = new URL(database.url);
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  service = await startTestService({ database: { ...database, url: url.toString() } });
+});
+afterAll(async () => {
+  proxy?.restore();
+  await service?.close();
+  await proxy?.close();
+  await database?.drop();
+});
+
+describe('database outage', () => {
+  it('answers a valid token 503 with Retry-After, an invalid one still 401', async () => {
+    const token = await service.token({ role: 'Admin', userId: 'outage-admin' });
+    proxy.cut();
+    const during = await call(service.url, 'GET', '/auth/me', { token });
+    expect(during.status).toBe(503);
+    expect(Number(during.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(during.body).toMatchObject({ code: 'UNAVAILABLE' });
+    const graphql = await call(service.url, 'POST', '/graphql', { token, body: { query: '{ records(model: "Company") }' } });
+    expect(graphql.status).toBe(503);
+    const jobs = await call(service.url, 'GET', '/jobs/some-id', { token });
+    expect(jobs.status).toBe(503);
+    expect((await call(service.url, 'GET', '/auth/me', { token: 'not.a.jwt' })).status).toBe(401);
+    const upgrade = await new Promise<number>((done) => {
+      const ws = new WebSocket(`${service.url.replace('http', 'ws')}/realtime/ws?token=${token}`);
+      ws.on('unexpected-response', (_req, res) => done(res.statusCode ?? 0));
+      ws.on('error', () => undefined);
+    });
+    expect(upgrade).toBe(503);
+    const subscription = await new Promise<number>((done) => {
+      const client = createClient({
+        url: `${service.url.replace('http', 'ws')}/graphql/ws`, webSocketImpl: WebSocket, connectionParams: { token },
+        retryAttempts: 0, lazy: false, onNonLazyError: () => undefined, on: { closed: (event: any) => done(event.code) },
+      });
+      void client;
+    });
+    expect(subscription).not.toBe(4403);
+    expect(subscription).toBe(1013);
+    proxy.restore();
+    const deadline = Date.now() + 10_000;
+    let after = await call(service.url, 'GET', '/auth/me', { token });
+    while (after.status !== 200 && Date.now() < deadline) after = await call(service.url, 'GET', '/auth/me', { token });
+    expect(after.status).toBe(200);
+  });
+});
