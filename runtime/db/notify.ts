@@ -1,5 +1,8 @@
 /**
- * Change notifications between server instances, through Postgres.
+ * Notifications between server instances, through Postgres: rare control
+ * messages (session revocation), the change feed's wake-up hints and the
+ * realtime tier's default transport. Model and job changes never ride them:
+ * the change feed reads the event log (ADR 010).
  *
  * One interface, two implementations: LISTEN on a dedicated connection of a
  * real server, and `pglite.listen()` in embedded mode. Notifications sent with
@@ -64,6 +67,7 @@ export function createPgNotifier(url: string): Notifier {
   const registry = new HandlerRegistry();
   let client: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
+  let reconnectTimer: NodeJS.Timeout | null = null;
   let closed = false;
   let retryDelay = 100;
 
@@ -71,27 +75,41 @@ export function createPgNotifier(url: string): Notifier {
     const next = new pg.Client({ connectionString: url, application_name: 'svc-gen-listener' });
     next.on('notification', (msg) => registry.dispatch(msg.channel, msg.payload ?? ''));
     next.on('error', () => undefined);
+    let live = false;
     next.on('end', () => {
       if (client === next) client = null;
-      if (!closed && registry.channels().length > 0) scheduleReconnect();
+      // A connection that never became the live one is retried by its caller.
+      if (live && !closed && registry.channels().length > 0) scheduleReconnect();
     });
-    await next.connect();
-    for (const channel of registry.channels()) await next.query(`LISTEN ${quoteChannel(channel)}`);
+    try {
+      await next.connect();
+      for (const channel of registry.channels()) await next.query(`LISTEN ${quoteChannel(channel)}`);
+      // close() may have run while this connection was being opened: it must not outlive it.
+      if (closed) throw new Error('notifier closed');
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    live = true;
     retryDelay = 100;
     client = next;
     return next;
   };
   const ensure = (): Promise<pg.Client> => {
+    if (closed) return Promise.reject(new Error('notifier closed'));
     if (client) return Promise.resolve(client);
     connecting ??= connect().finally(() => (connecting = null));
     return connecting;
   };
   const scheduleReconnect = () => {
+    if (closed || reconnectTimer) return;
     const delay = retryDelay;
     retryDelay = Math.min(retryDelay * 2, 5000);
-    setTimeout(() => {
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = null;
       if (!closed && !client) ensure().catch(scheduleReconnect);
-    }, delay).unref();
+    }, delay);
+    reconnectTimer.unref();
   };
 
   return {
@@ -111,9 +129,12 @@ export function createPgNotifier(url: string): Notifier {
     },
     async close() {
       closed = true;
+      if (reconnectTimer) clearTimeout(reconnectTimer);
+      reconnectTimer = null;
       const c = client;
       client = null;
-      if (c) await c.end().catch(() => undefined);
+      // An attempt in flight ends its own connection once it sees `closed`.
+      await Promise.all([c?.end().catch(() => undefined), connecting?.catch(() => undefined)]);
     },
   };
 }
