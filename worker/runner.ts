@@ -220,6 +220,7 @@ export class Worker<P = unknown, R = unknown> {
     }
     deadline.cancel();
     await this.acks.flushAll();
+    this.client.close();
   }
 
   private sleep(ms: number): Promise<void> {

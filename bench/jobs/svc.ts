@@ -3,9 +3,11 @@
  * enqueued over HTTP (POST /jobs) and drained by SDK workers over HTTP.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { mintWorker, startJobsService } from '../../test/jobs/helpers.ts';
 import type { TestService } from '../../test/helpers/service.ts';
+import { workerStatements } from '../../runtime/jobs/plane.ts';
 import { pool } from './measure.ts';
 
 export interface SvcBench {
@@ -15,6 +17,13 @@ export interface SvcBench {
   enqueueHttp(count: number, concurrency: number): Promise<number>;
   enqueueBulk(count: number): Promise<number>;
   drain(count: number, workers: number, capacity: number): Promise<number>;
+  /**
+   * The statements floor: `workers` loops in this process running the worker
+   * plane's own lease and complete statements (the ones the HTTP routes run,
+   * JobLeased and JobSucceeded events included) on the pool, no HTTP. What
+   * the SDK drain would reach if the hop to the server cost nothing.
+   */
+  drainStatements(count: number, workers: number, capacity: number): Promise<number>;
   /** A worker on the per-job routes (see per-job-worker.ts): elapsed ms and complete latencies. */
   drainPerJob(count: number, inFlight: number): Promise<PerJobResult>;
   close(): Promise<void>;
@@ -49,6 +58,23 @@ export async function startSvc(): Promise<SvcBench> {
       return performance.now() - started;
     },
     drain: (count, workers, capacity) => drainInChild(service.url, token, count, workers, capacity),
+    async drainStatements(count, workers, capacity) {
+      const statements = workerStatements(service.ctx.db, service.ctx.services.events, true);
+      if (!statements) throw new Error('the history policy keeps no Job events: no one-statement plane');
+      const tokenHash = createHash('sha256').update(token).digest('hex');
+      let completed = 0;
+      const started = performance.now();
+      await Promise.all(Array.from({ length: workers }, async () => {
+        while (completed < count) {
+          const leased = await statements.lease(tokenHash, { queues: ['bench'], capacity, visibilitySecs: 60 });
+          if (!leased.worker) throw new Error('bench worker token refused');
+          if (leased.jobs.length === 0) continue;
+          const outcome = await statements.complete(tokenHash, leased.jobs.map((job) => ({ id: job.id, leaseId: job.leaseId, result: null })));
+          completed += outcome.completed.length;
+        }
+      }));
+      return performance.now() - started;
+    },
     drainPerJob: (count, inFlight) => perJobWorker(service.url, token, count, inFlight),
     close: () => service.close(),
   };

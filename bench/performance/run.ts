@@ -7,6 +7,7 @@
  *   enqueue POST /jobs beside the create floor, c=16
  *   jobs    drain of BENCH_JOBS no-op jobs: svc-gen over the per-job HTTP routes (lease 50,
  *           complete each, 16 in flight; complete p50/p99), svc-gen SDK with batched acks,
+ *           the worker plane's own statements in process (the SDK row without HTTP),
  *           pg-boss and graphile-worker in process; their enqueue rates (16 in flight, in process)
  *   start   `svc-gen start` to the first 200 of /ready on an up-to-date database, 10 starts,
  *           from this checkout (sources through tsx) and, when `npm run build` wrote dist/,
@@ -215,13 +216,16 @@ async function jobs(): Promise<void> {
       await svc.close();
     }
   })();
-  const sdk = await (async () => {
+  const { sdk, statements } = await (async () => {
     const svc = await startSvc();
     try {
       await svc.enqueueBulk(JOBS);
       const ms = await svc.drain(JOBS, 4, 50);
       log(`  svc-gen SDK: drain ${rate(JOBS, ms)} jobs/s`);
-      return rate(JOBS, ms);
+      await svc.enqueueBulk(JOBS);
+      const floorMs = await svc.drainStatements(JOBS, 4, 50);
+      log(`  svc-gen worker statements in process (no HTTP): drain ${rate(JOBS, floorMs)} jobs/s`);
+      return { sdk: rate(JOBS, ms), statements: rate(JOBS, floorMs) };
     } finally {
       await svc.close();
     }
@@ -236,6 +240,8 @@ async function jobs(): Promise<void> {
       ratio: { value: perJobRate / graphile.drain, of: 'graphile-worker', target: 1 } },
     { row: drainRow, system: 'svc-gen SDK (4 workers x 50, batched acks)', value: sdk, unit: 'jobs/s',
       ratio: { value: sdk / boss.drain, of: 'pg-boss', target: 1 } },
+    { row: drainRow, system: 'svc-gen worker statements in process, no HTTP (4 x 50)', value: statements, unit: 'jobs/s',
+      detail: 'the floor of the SDK row: same statements and Job events, without the hop', ratio: { value: statements / boss.drain, of: 'pg-boss' } },
     { row: drainRow, system: 'pg-boss (in process, batch 50)', value: boss.drain, unit: 'jobs/s' },
     { row: drainRow, system: 'graphile-worker (in process, concurrency 8)', value: graphile.drain, unit: 'jobs/s' },
     { row: 'enqueue', system: 'pg-boss send (16 in flight)', value: boss.enqueue, unit: 'jobs/s' },

@@ -8,8 +8,7 @@
  * READ COMMITTED) sees the committed winner.
  */
 import { createHash } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
-import { newId } from '../ids.ts';
+import { newId, newMonotonicId } from '../ids.ts';
 import { anyRows, type Db, type Tx } from '../db/index.ts';
 import type { CreatedCte, EventStore, NamedCte, NewEvent } from '../events/index.ts';
 import { SYSTEM_ACTOR, type AuditEntryInput, type AuditLog } from '../audit/index.ts';
@@ -17,7 +16,7 @@ import { normalizeJob, type NormalizedJob } from './input.ts';
 import type { Caller, EnqueueInput, RowJob } from './types.ts';
 
 // Monotonic within the process, so jobs enqueued in one millisecond keep their order.
-export const jobId = monotonicFactory();
+export const jobId = (): string => newMonotonicId();
 
 const INSERT = `
   insert into svc_jobs (id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by)
