@@ -61,9 +61,70 @@ export interface WorkerStats {
   lost: number;
 }
 
-interface Running {
-  readonly controller: AbortController;
-  readonly done: Promise<void>;
+/**
+ * One leased job while it runs. Its AbortController is made only when the
+ * handler asks for `signal`: a short job never pays for one (they were the
+ * largest per-job cost of a drain, with a heartbeat timer each).
+ */
+class Run {
+  done: Promise<void> = Promise.resolve();
+  lastBeat = Date.now();
+  private controller: AbortController | null = null;
+  private reason: Error | null = null;
+
+  constructor(readonly job: LeasedJob<any>) {}
+
+  get aborted(): boolean {
+    return this.reason !== null;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** What a handler gets: the job's fields and its lease-bound calls (methods, no per-job closures). */
+class Context<P> implements JobContext<P> {
+  readonly id: string;
+  readonly queue: string;
+  readonly kind: string;
+  readonly payload: P;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly leaseId: string;
+
+  constructor(private readonly run: Run, private readonly worker: Worker<P, any>) {
+    const job = run.job as LeasedJob<P>;
+    this.id = job.id;
+    this.queue = job.queue;
+    this.kind = job.kind;
+    this.payload = job.payload;
+    this.attempts = job.attempts;
+    this.maxAttempts = job.maxAttempts;
+    this.leaseId = job.leaseId;
+  }
+
+  get signal(): AbortSignal {
+    return this.run.signal;
+  }
+
+  progress(percent: number, message?: string, data?: unknown): Promise<void> {
+    return this.worker.progressOf(this.run, percent, message, data);
+  }
+
+  graphql<T = any>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>> {
+    return this.worker.graphqlOf<T>(this.run, query, variables);
+  }
 }
 
 export class Worker<P = unknown, R = unknown> {
@@ -72,7 +133,8 @@ export class Worker<P = unknown, R = unknown> {
   private readonly acks: AckBatcher;
   private readonly capacity: number;
   private readonly visibilitySecs: number;
-  private readonly active = new Map<string, Running>();
+  private readonly active = new Map<string, Run>();
+  private heartbeats: NodeJS.Timeout | null = null;
   private stopping = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
@@ -93,6 +155,7 @@ export class Worker<P = unknown, R = unknown> {
         process.once('SIGTERM', this.onSignal);
         process.once('SIGINT', this.onSignal);
       }
+      this.startHeartbeats();
       this.loop = this.run();
     }
     return this.loop.then(() => this.stopped ?? undefined);
@@ -134,76 +197,86 @@ export class Worker<P = unknown, R = unknown> {
   }
 
   private begin(job: LeasedJob<P>): void {
-    const controller = new AbortController();
-    const done = this.execute(job, controller).finally(() => {
+    const run = new Run(job);
+    this.active.set(job.id, run);
+    run.done = this.execute(run).finally(() => {
       this.active.delete(job.id);
       this.nudge();
     });
-    this.active.set(job.id, { controller, done });
   }
 
-  private async execute(job: LeasedJob<P>, controller: AbortController): Promise<void> {
-    const heartbeat = this.startHeartbeat(job, controller);
+  private async execute(run: Run): Promise<void> {
+    const job = run.job as LeasedJob<P>;
     try {
-      const result = await this.options.handler(this.context(job, controller));
-      if (!controller.signal.aborted) this.acks.add({ id: job.id, leaseId: job.leaseId, result });
+      const result = await this.options.handler(new Context<P>(run, this));
+      if (!run.aborted) this.acks.add({ id: job.id, leaseId: job.leaseId, result });
     } catch (error) {
-      if (!controller.signal.aborted) await this.fail(job, controller, error);
-    } finally {
-      clearInterval(heartbeat);
+      if (!run.aborted) await this.fail(run, error);
     }
   }
 
-  private async fail(job: LeasedJob<P>, controller: AbortController, error: unknown): Promise<void> {
+  private async fail(run: Run, error: unknown): Promise<void> {
+    const job = run.job as LeasedJob<P>;
     const message = error instanceof Error ? error.message : String(error);
     try {
       const outcome = await this.client.fail(job.id, job.leaseId, message, !(error instanceof NonRetryableError));
       if (outcome) this.stats.failed++;
-      else this.leaseLost(job, controller);
+      else this.leaseLost(run);
     } catch (failure) {
       this.report(failure, job); // the lease lapses and the job is retried after the reclaim sweep
     }
   }
 
-  private context(job: LeasedJob<P>, controller: AbortController): JobContext<P> {
-    return {
-      ...job,
-      signal: controller.signal,
-      progress: async (percent, message, data) => {
-        if (controller.signal.aborted) return;
-        const current = await this.client.progress(job.id, job.leaseId, percent, message, data);
-        if (!current) this.leaseLost(job, controller);
-      },
-      graphql: async (query, variables) => {
-        try {
-          return await this.client.graphql({ jobId: job.id, leaseId: job.leaseId }, query, variables);
-        } catch (error) {
-          if (error instanceof WorkerHttpError && error.status === 409) this.leaseLost(job, controller);
-          throw error;
-        }
-      },
-    };
+  /** @internal JobContext.progress */
+  async progressOf(run: Run, percent: number, message?: string, data?: unknown): Promise<void> {
+    if (run.aborted) return;
+    const current = await this.client.progress(run.job.id, run.job.leaseId, percent, message, data);
+    if (current) run.lastBeat = Date.now();
+    else this.leaseLost(run);
   }
 
-  private startHeartbeat(job: LeasedJob<P>, controller: AbortController): NodeJS.Timeout {
-    const beat = async () => {
-      try {
-        const current = await this.client.heartbeat(job.id, job.leaseId, this.visibilitySecs);
-        if (!current) this.leaseLost(job, controller);
-      } catch (error) {
-        this.report(error, job);
+  /** @internal JobContext.graphql */
+  async graphqlOf<T>(run: Run, query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>> {
+    try {
+      return await this.client.graphql<T>({ jobId: run.job.id, leaseId: run.job.leaseId }, query, variables);
+    } catch (error) {
+      if (error instanceof WorkerHttpError && error.status === 409) this.leaseLost(run);
+      throw error;
+    }
+  }
+
+  /**
+   * One timer for the worker: every job still running a third of the lease
+   * after its last heartbeat (or its start) gets one, so a lease never lapses
+   * while its job runs.
+   */
+  private startHeartbeats(): void {
+    const periodMs = (this.visibilitySecs * 1000) / 3;
+    this.heartbeats = setInterval(() => {
+      const due = Date.now() - periodMs;
+      for (const run of this.active.values()) {
+        if (run.lastBeat <= due && !run.aborted) void this.beat(run);
       }
-    };
-    const timer = setInterval(() => void beat(), (this.visibilitySecs * 1000) / 3);
-    timer.unref();
-    return timer;
+    }, Math.max(50, periodMs / 4));
+    this.heartbeats.unref();
   }
 
-  private leaseLost(job: LeasedJob<P>, controller: AbortController): void {
-    if (controller.signal.aborted) return;
+  private async beat(run: Run): Promise<void> {
+    run.lastBeat = Date.now();
+    try {
+      const current = await this.client.heartbeat(run.job.id, run.job.leaseId, this.visibilitySecs);
+      if (!current) this.leaseLost(run);
+    } catch (error) {
+      this.report(error, run.job as LeasedJob<P>);
+    }
+  }
+
+  private leaseLost(run: Run): void {
+    if (run.aborted) return;
     this.stats.lost++;
-    controller.abort(new Error(`lease lost for job ${job.id}`));
-    this.report(new Error(`lease lost for job ${job.id}`), job);
+    const error = new Error(`lease lost for job ${run.job.id}`);
+    run.abort(error);
+    this.report(error, run.job as LeasedJob<P>);
   }
 
   private async shutdown(): Promise<void> {
@@ -216,9 +289,10 @@ export class Worker<P = unknown, R = unknown> {
     const deadline = this.delay(this.options.stopTimeoutMs ?? 30_000);
     if ((await Promise.race([running.then(() => 'done'), deadline.promise])) !== 'done') {
       // Past the deadline: abort what still runs; its leases lapse and the reclaim sweep requeues them.
-      for (const job of this.active.values()) job.controller.abort(new Error('worker stopped'));
+      for (const run of this.active.values()) run.abort(new Error('worker stopped'));
     }
     deadline.cancel();
+    if (this.heartbeats) clearInterval(this.heartbeats);
     await this.acks.flushAll();
     this.client.close();
   }

@@ -78,7 +78,10 @@ export function mountInvokeRoute(router: Router, deps: InvokeDeps): void {
     // Subscribed before the enqueue commits: the job's end cannot slip between the two.
     let watched = '';
     const watch = call.wait > 0
-      ? deps.feed().subscribe({ accepts: (c) => c.modelName === 'Job' && ENDED.has(c.eventType) && c.recordId === watched, maxQueued: 16 })
+      ? deps.feed().subscribe({
+        streams: ['Job'], eventTypes: [...ENDED],
+        accepts: (c) => c.modelName === 'Job' && ENDED.has(c.eventType) && c.recordId === watched, maxQueued: 16,
+      })
       : null;
     try {
       const job = await enqueue(koa, deps, principal, scope, action, call);

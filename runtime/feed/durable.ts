@@ -16,13 +16,15 @@
  */
 import type { Db, Tx } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
-import { HORIZON_SQL, readPage, type FeedChange, type FeedPosition } from './read.ts';
+import { filterOf, HORIZON_SQL, readPage, wants, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';
 
 export interface DurableConsumer {
   /** Unique and stable: it names the cursor row. */
   readonly name: string;
   /** Stream types (model names, `Job`) to receive; every stream when absent. */
   readonly streams?: readonly string[];
+  /** Only these event types of `streams` (default: all); nothing else is read. */
+  readonly eventTypes?: readonly string[];
   /** Changes per transaction (default 500). */
   readonly batchSize?: number;
   /** Also read each event's data (default false). */
@@ -78,7 +80,7 @@ interface Step {
 }
 
 /** One transaction: lock the consumer, read a page after its cursor, handle it, advance. 'busy' when another instance holds it. */
-async function step(db: Db, consumer: DurableConsumer, streams: ReadonlySet<string> | null): Promise<Step | 'busy'> {
+async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null): Promise<Step | 'busy'> {
   return db.tx(`svc-feed-${consumer.name}`, async (t) => {
     const cursor = await t.oneOrNone<{ tx: string; seq: string }>(
       `select tx::text as tx, seq from svc_feed_cursors
@@ -86,8 +88,8 @@ async function step(db: Db, consumer: DurableConsumer, streams: ReadonlySet<stri
     if (!cursor) return 'busy';
     const from: FeedPosition = { tx: cursor.tx, seq: Number(cursor.seq) };
     const limit = consumer.batchSize ?? 500;
-    const page = await readPage(t, from, limit, consumer.withData ?? false);
-    const wanted = streams ? page.changes.filter((c) => streams.has(c.modelName)) : page.changes;
+    const page = await readPage(t, from, limit, consumer.withData ?? false, filter);
+    const wanted = page.changes.filter((c) => wants(consumer, c));
     if (wanted.length > 0) await consumer.handle(wanted, t);
     if (page.end.tx !== from.tx || page.end.seq !== from.seq) {
       await t.none('update svc_feed_cursors set tx = $2::xid8, seq = $3, updated_at = now() where name = $1',
@@ -102,7 +104,7 @@ async function step(db: Db, consumer: DurableConsumer, streams: ReadonlySet<stri
  * each page it read), until stopped. Runs are serialised on this instance.
  */
 export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger): ConsumerHandle & { wake(): void } {
-  const streams = consumer.streams ? new Set(consumer.streams) : null;
+  const filter = filterOf([consumer]);
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
@@ -115,7 +117,7 @@ export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger): Con
   const runAll = async (): Promise<'busy' | 'done'> => {
     for (;;) {
       again = false;
-      const result = await step(db, consumer, streams);
+      const result = await step(db, consumer, filter);
       if (result === 'busy') return 'busy';
       if (result.handled > 0) {
         stats.handled += result.handled;

@@ -16,12 +16,12 @@ import { newId } from '../ids.ts';
 import type { Db } from '../db/index.ts';
 import type { Capability, ServiceContext } from '../service/types.ts';
 import { ensureCursor, runConsumer, type ConsumerHandle, type ConsumerStart, type DurableConsumer } from './durable.ts';
-import { compare, positionOf, readPage, type FeedPosition } from './read.ts';
+import { compare, filterOf, positionOf, readPage, type FeedPosition } from './read.ts';
 import { FeedReader, type FeedStats } from './reader.ts';
 import type { FeedSubscription, SubscribeOptions, Subscriber } from './subscription.ts';
 
 export { FeedOverflowError, type FeedSubscription, type SubscribeOptions } from './subscription.ts';
-export { compare as comparePositions, ORIGIN, type FeedChange, type FeedPosition } from './read.ts';
+export { compare as comparePositions, ORIGIN, type FeedChange, type FeedPosition, type Interest } from './read.ts';
 export type { DurableConsumer, ConsumerHandle, ConsumerStats, ConsumerStart } from './durable.ts';
 export type { FeedStats } from './reader.ts';
 
@@ -92,7 +92,7 @@ function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: S
     async consume(consumer, options = {}) {
       await ensureCursor(ctx.db, consumer.name, options.start ?? 'now');
       const handle = runConsumer(ctx.db, consumer, ctx.log);
-      const unlisten = reader.onBatch(() => handle.wake());
+      const unlisten = reader.onBatch(() => handle.wake(), { streams: consumer.streams, eventTypes: consumer.eventTypes });
       const owned: ConsumerHandle = {
         drain: () => handle.drain(),
         stats: () => handle.stats(),
@@ -117,7 +117,7 @@ async function replay(ctx: ServiceContext, reader: FeedReader, s: Subscriber): P
   for (;;) {
     await s.room();
     if (s.closed) return;
-    const page = await readPage(ctx.db, s.cursor, CATCH_UP_PAGE);
+    const page = await readPage(ctx.db, s.cursor, CATCH_UP_PAGE, false, filterOf([s.interest]));
     s.offer(page.changes, page.end);
     if (s.closed) return;
     // No await between this test and the switch: the reader cannot deliver in between.

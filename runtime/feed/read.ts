@@ -39,6 +39,55 @@ export interface ChangePage {
   readonly lagMs: number;
 }
 
+/**
+ * What a subscriber or consumer wants to read: some streams (model names,
+ * `Job`, ...), optionally only some event types of them. Absent streams:
+ * everything. The reader reads only the union of what is wanted (ADR 010),
+ * so changes nobody waits for are never shipped to the process.
+ */
+export interface Interest {
+  readonly streams?: readonly string[];
+  /** Only these event types of `streams` (default: all of them). */
+  readonly eventTypes?: readonly string[];
+}
+
+/** A read's filter: whole streams, and `stream:eventType` pairs. Null reads everything. */
+export interface FeedFilter {
+  readonly streams: readonly string[];
+  readonly events: readonly string[];
+}
+
+/** The union of interests as one filter; null when any of them wants everything. */
+export function filterOf(interests: Iterable<Interest>): FeedFilter | null {
+  const streams = new Set<string>();
+  const events = new Set<string>();
+  for (const interest of interests) {
+    if (!interest.streams) return null;
+    for (const stream of interest.streams) {
+      if (interest.eventTypes) for (const type of interest.eventTypes) events.add(`${stream}:${type}`);
+      else streams.add(stream);
+    }
+  }
+  const partial = [...events].filter((pair) => !streams.has(pair.slice(0, pair.indexOf(':'))));
+  return { streams: [...streams].sort(), events: partial.sort() };
+}
+
+/** Does a read made with `used` hold everything `wanted` asks for? */
+export function covers(used: FeedFilter | null, wanted: FeedFilter | null): boolean {
+  if (used === null) return true;
+  if (wanted === null) return false;
+  const streams = new Set(used.streams);
+  const events = new Set(used.events);
+  return wanted.streams.every((stream) => streams.has(stream))
+    && wanted.events.every((pair) => events.has(pair) || streams.has(pair.slice(0, pair.indexOf(':'))));
+}
+
+/** Does `change` belong to what `interest` wants? */
+export function wants(interest: Interest, change: FeedChange): boolean {
+  if (!interest.streams) return true;
+  return interest.streams.includes(change.modelName) && (!interest.eventTypes || interest.eventTypes.includes(change.eventType));
+}
+
 export function compare(a: FeedPosition, b: FeedPosition): number {
   const tx = BigInt(a.tx) - BigInt(b.tx);
   if (tx !== 0n) return tx < 0n ? -1 : 1;
@@ -68,9 +117,10 @@ export const HORIZON_SQL = `(select least(pg_snapshot_xmax(s), (
      where not exists (select 1 from pg_stat_activity a where a.backend_xid = xid(x) and a.datname <> current_database())))
   from pg_current_snapshot() as s)`;
 
-function pageSql(withData: boolean): string {
+function pageSql(withData: boolean, filtered: boolean): string {
+  const filter = filtered ? ` and (x.stream_type = any($4::text[]) or (x.stream_type || ':' || x.event_type) = any($5::text[]))` : '';
   const part = (table: string, event: boolean) => `(select ${columns('x', withData, event)} from ${table} x
-      where (x.tx, x.seq) > ($1::xid8, $2::bigint) and x.tx < h.horizon order by x.tx, x.seq limit $3)`;
+      where (x.tx, x.seq) > ($1::xid8, $2::bigint) and x.tx < h.horizon${filter} order by x.tx, x.seq limit $3)`;
   return `with h as materialized (select ${HORIZON_SQL} as horizon)
     select h.horizon::text as horizon, c.*,
            (extract(epoch from clock_timestamp() - c.occurred_at) * 1000)::float8 as age_ms
@@ -80,11 +130,22 @@ function pageSql(withData: boolean): string {
       ) c on true`;
 }
 
-const SQL = { plain: pageSql(false), withData: pageSql(true) };
+const SQL = {
+  plain: pageSql(false, false), withData: pageSql(true, false),
+  plainFiltered: pageSql(false, true), withDataFiltered: pageSql(true, true),
+};
 
-/** Reads up to `limit` changes after `after` on `runner` (a pool, or a consumer's transaction). */
-export async function readPage(runner: Db | Tx, after: FeedPosition, limit: number, withData = false): Promise<ChangePage> {
-  const rows = await runner.any(withData ? SQL.withData : SQL.plain, [after.tx, after.seq, limit]);
+/**
+ * Reads up to `limit` changes after `after` on `runner` (a pool, or a
+ * consumer's transaction), only those `filter` names when given. The page's
+ * end is a position every change the filter names at or before it was read.
+ */
+export async function readPage(
+  runner: Db | Tx, after: FeedPosition, limit: number, withData = false, filter: FeedFilter | null = null,
+): Promise<ChangePage> {
+  const rows = filter
+    ? await runner.any(withData ? SQL.withDataFiltered : SQL.plainFiltered, [after.tx, after.seq, limit, filter.streams, filter.events])
+    : await runner.any(withData ? SQL.withData : SQL.plain, [after.tx, after.seq, limit]);
   const changes: FeedChange[] = [];
   for (const row of rows) if (row.id !== null) changes.push(toChange(row, withData));
   const horizon = rows[0]?.horizon as string | undefined;

@@ -10,10 +10,15 @@
  * at most one per HINT_GAP_MS per instance), and otherwise every 50 ms while
  * changes flow, backing off to 500 ms when idle. Hints are only a shortcut:
  * the poll alone delivers everything, including after a lost connection.
+ *
+ * What it reads: the union of what its subscribers and batch listeners
+ * declared (`streams`, `eventTypes`), everything when one of them declared
+ * nothing. A subscriber that joins while a narrower read is in flight makes
+ * the reader read that page again, wider, before delivering it: no gap.
  */
 import type { Db, Notifier } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
-import { currentPosition, readPage, type FeedChange, type FeedPosition } from './read.ts';
+import { covers, currentPosition, filterOf, readPage, wants, type FeedChange, type FeedFilter, type FeedPosition, type Interest } from './read.ts';
 import { Subscriber, type SubscribeOptions } from './subscription.ts';
 
 export const HINT_CHANNEL = 'svc_feed';
@@ -50,7 +55,8 @@ export interface ReaderOptions {
 export class FeedReader {
   private head_: FeedPosition = { tx: '0', seq: 0 };
   private readonly subscribers = new Set<Subscriber>();
-  private readonly listeners = new Set<BatchListener>();
+  private readonly listeners = new Map<BatchListener, Interest>();
+  private filter_: FeedFilter | null | undefined;
   private timer: NodeJS.Timeout | null = null;
   private timerDue = 0;
   private running: Promise<void> | null = null;
@@ -88,17 +94,35 @@ export class FeedReader {
   }
 
   subscribe(options: SubscribeOptions, catchUp: (s: Subscriber) => void): Subscriber {
+    const interest: Interest = { streams: options.streams, eventTypes: options.eventTypes };
     const subscriber = new Subscriber(options.from ?? this.head_, options.accepts ?? (() => true),
-      options.maxQueued ?? 1000, (s) => this.subscribers.delete(s));
+      options.maxQueued ?? 1000, (s) => {
+        this.subscribers.delete(s);
+        this.filter_ = undefined;
+      }, interest);
     this.subscribers.add(subscriber);
+    this.filter_ = undefined;
     if (options.from) catchUp(subscriber);
     else subscriber.live = true;
     return subscriber;
   }
 
-  onBatch(listener: BatchListener): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
+  /** Calls `listener` after each page with changes `interest` wants (every page when it names no streams). */
+  onBatch(listener: BatchListener, interest: Interest = {}): () => void {
+    this.listeners.set(listener, interest);
+    this.filter_ = undefined;
+    return () => {
+      this.listeners.delete(listener);
+      this.filter_ = undefined;
+    };
+  }
+
+  /** What a read must hold now: the union of every subscriber's and listener's interest. */
+  filter(): FeedFilter | null {
+    if (this.filter_ === undefined) {
+      this.filter_ = filterOf([...[...this.subscribers].map((s) => s.interest), ...this.listeners.values()]);
+    }
+    return this.filter_;
   }
 
   stats(): FeedStats {
@@ -150,9 +174,12 @@ export class FeedReader {
       let found = 0;
       for (;;) {
         const started = performance.now();
-        const page = await readPage(this.options.db, this.head_, PAGE);
+        const used = this.filter();
+        const page = await readPage(this.options.db, this.head_, PAGE, false, used);
         this.stats_.reads += 1;
         this.stats_.readMs += performance.now() - started;
+        // Someone joined meanwhile and wants more than this read holds: read the same range again, wider.
+        if (!covers(used, this.filter())) continue;
         this.deliver(page.changes, page.end, page.lagMs);
         found += page.changes.length;
         if (page.changes.length < PAGE || this.stopped) break;
@@ -176,7 +203,8 @@ export class FeedReader {
     this.stats_.lastLagMs = lagMs;
     this.stats_.maxLagMs = Math.max(this.stats_.maxLagMs, lagMs);
     for (const s of this.subscribers) if (s.live) s.offer(changes, end);
-    for (const listener of this.listeners) {
+    for (const [listener, interest] of this.listeners) {
+      if (interest.streams && !changes.some((change) => wants(interest, change))) continue;
       try {
         listener(changes, end);
       } catch (err) {

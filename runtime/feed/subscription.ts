@@ -6,7 +6,7 @@
  * at the seam. A subscriber whose queue overflows is closed with
  * FeedOverflowError after what it already queued: never silently skipped.
  */
-import { compare, later, type FeedChange, type FeedPosition } from './read.ts';
+import { compare, later, type FeedChange, type FeedPosition, type Interest } from './read.ts';
 
 export class FeedOverflowError extends Error {
   constructor(
@@ -24,10 +24,14 @@ export interface FeedSubscription extends AsyncIterableIterator<FeedChange> {
   close(): void;
 }
 
-export interface SubscribeOptions {
+export interface SubscribeOptions extends Interest {
   /** Start after this position (replay, then live); live from the reader's head when absent. */
   readonly from?: FeedPosition;
-  /** Which changes this subscriber wants (tenant, model, access). */
+  /**
+   * Which changes this subscriber wants (tenant, model, access), among the
+   * `streams` (and `eventTypes`) it declared: declare them whenever you can,
+   * the reader then reads nothing for it beyond them.
+   */
   readonly accepts?: (change: FeedChange) => boolean;
   /** Queue bound; above it the subscription fails with FeedOverflowError. Default 1000. */
   readonly maxQueued?: number;
@@ -49,6 +53,8 @@ export class Subscriber implements FeedSubscription {
     private readonly accepts: (change: FeedChange) => boolean,
     private readonly maxQueued: number,
     private readonly detach: (s: Subscriber) => void,
+    /** The streams (and event types) it reads: the reader's filter includes them. */
+    readonly interest: Interest = {},
   ) {}
 
   get closed(): boolean {

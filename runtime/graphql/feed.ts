@@ -60,7 +60,8 @@ export function createModelChanges(feed: ChangeFeed, ir: SchemaIR, access: Acces
         }
         from = seen.position;
       }
-      return toModelChanges(feed.subscribe({ from, accepts, maxQueued: MAX_QUEUED }));
+      const streams = model === null ? [...models.keys()] : [model];
+      return toModelChanges(feed.subscribe({ from, streams, accepts, maxQueued: MAX_QUEUED }));
     },
   };
 }

@@ -16,6 +16,7 @@ export function awaitsConsumer(deps: Pick<EngineDeps, 'jobs' | 'events'>): Durab
   return {
     name: 'workflows.awaits',
     streams: ['Job'],
+    eventTypes: [...TERMINAL],
     async handle(changes, t) {
       const ended = changes.filter((change) => TERMINAL.has(change.eventType));
       if (ended.length === 0) return;

@@ -127,7 +127,7 @@ export class Runners {
   /** Wakes on every committed run transition, from any instance; resubscribes after an overflow. */
   private async follow(feed: ChangeFeed): Promise<void> {
     while (!this.stopped) {
-      this.subscription = feed.subscribe({ accepts: (change) => change.modelName === RUN_STREAM, maxQueued: 100 });
+      this.subscription = feed.subscribe({ streams: [RUN_STREAM], accepts: (change) => change.modelName === RUN_STREAM, maxQueued: 100 });
       try {
         for await (const _ of this.subscription) this.wake();
       } catch {
