@@ -12,6 +12,7 @@
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { TokenSigner } from '../../runtime/auth/index.ts';
@@ -154,9 +155,10 @@ async function measureSvc(label: string, servers: Server[], connections: number,
   return { target: label, connections, load: result, probe: probed, lag };
 }
 
-async function measureFloor(label: string, server: Server, connections: number): Promise<Row> {
-  await load([`${server.url}/create`], connections, FLOOR_BODY, {}, 1);
-  const result = await load([`${server.url}/create`], connections, FLOOR_BODY, {}, SECONDS);
+async function measureFloor(label: string, servers: Server | Server[], connections: number): Promise<Row> {
+  const urls = [servers].flat().map((server) => `${server.url}/create`);
+  await load(urls, connections, FLOOR_BODY, {}, 1);
+  const result = await load(urls, connections, FLOOR_BODY, {}, SECONDS);
   process.stderr.write(`${label} c=${connections}: ${Math.round(result.rps)} req/s\n`);
   return { target: label, connections, load: result };
 }
@@ -202,6 +204,10 @@ async function main(): Promise<void> {
       for (const c of CONNECTIONS) rows.push(await measureFloor(label, floor, c));
       await stop(floor);
     }
+    // What a second process buys on this machine at all: the same floor, split over two processes.
+    const floors = [await start('floor.ts', [], { ...floorEnv, BENCH_NOTIFY: '0' }), await start('floor.ts', [], { ...floorEnv, BENCH_NOTIFY: '0' })];
+    for (const c of CONNECTIONS) rows.push(await measureFloor('floor raw pg, 2 instances', floors, c));
+    for (const floor of floors) await stop(floor);
     if (before) rows.push(...await svcRuns(`svc-gen before (${BEFORE_REF})`, dir, before, exportBefore()));
   } finally {
     for (const child of children) child.kill('SIGKILL');
@@ -213,7 +219,7 @@ async function main(): Promise<void> {
 
 function print(rows: Row[]): void {
   const floor = (c: number) => rows.find((r) => r.target === 'floor raw pg' && r.connections === c)!.load.rps;
-  const one = (label: string, c: number) => rows.find((r) => r.target === `${label}, 1 instance` && r.connections === c)?.load.rps;
+  const one = (label: string, c: number) => rows.find((r) => (r.target === `${label}, 1 instance` || r.target === label) && r.connections === c)?.load.rps;
   const head = ['target', 'conns', 'req/s', 'x floor', 'x 1 inst', 'p50 ms', 'p99 ms', 'errors', 'deliv p50', 'deliv p99', 'send->deliv p99', 'lost', 'lag p50', 'lag p99', 'lag max'];
   const fmt = (n: number | undefined, digits = 1) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(digits));
   const body = rows.map((r) => {
@@ -232,6 +238,7 @@ function print(rows: Row[]): void {
   console.log('\ncross-instance delivery with no load beside the probe (50 creates/s, ms from the ack):');
   for (const [label, r] of idle) console.log(`  ${label}: p50 ${fmt(r.ackP50)}, p99 ${fmt(r.ackP99)}, lost ${r.sent - r.delivered} of ${r.sent}`);
   console.log('\ntargets: 2 instances >= 1.6 x 1 instance; cross-instance delivery p99 < 100 ms');
+  console.log(`this machine: ${cpus().length} cores shared by Postgres, every server process and the load generator`);
 }
 
 main().catch((error) => {

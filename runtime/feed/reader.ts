@@ -7,7 +7,8 @@
  * When it reads: right after a local commit (`poke()`, at most one read per
  * MIN_GAP_MS however many commits), when another instance hints that it
  * committed (one NOTIFY on `svc_feed`, sent outside every write transaction,
- * at most one per HINT_GAP_MS per instance), and otherwise every 50 ms while
+ * at most one per HINT_GAP_MS per instance, and only while another instance
+ * is known to listen: each says `hello` once a second), and otherwise every 50 ms while
  * changes flow, backing off to 500 ms when idle. Hints are only a shortcut:
  * the poll alone delivers everything, including after a lost connection.
  *
@@ -25,6 +26,10 @@ export const HINT_CHANNEL = 'svc_feed';
 const PAGE = 1000;
 const MIN_GAP_MS = 5;
 const HINT_GAP_MS = 5;
+/** Each instance says hello this often; hints go out only while a hello from another came within PEER_TTL_MS. */
+const HELLO_MS = 1000;
+const PEER_TTL_MS = 3500;
+const HELLO = 'hello:';
 const ACTIVE_POLL_MS = 50;
 const IDLE_POLL_MS = 500;
 const MAX_RETRY_MS = 2000;
@@ -42,6 +47,8 @@ export interface FeedStats {
   readonly maxLagMs: number;
   /** Time spent in reads since start, in ms (with `reads`: the mean read time). */
   readonly readMs: number;
+  /** Wake-up hints sent to other instances (none while no other instance said hello). */
+  readonly hints: number;
 }
 
 export interface ReaderOptions {
@@ -68,7 +75,10 @@ export class FeedReader {
   private unlisten: (() => Promise<void>) | null = null;
   private hinting = false;
   private hintAgain = false;
-  private stats_ = { delivered: 0, reads: 0, failures: 0, lastLagMs: 0, maxLagMs: 0, readMs: 0 };
+  private hello: NodeJS.Timeout | null = null;
+  /** When another instance last said hello or hinted (0: none known). */
+  private peerSeenAt = 0;
+  private stats_ = { delivered: 0, reads: 0, failures: 0, lastLagMs: 0, maxLagMs: 0, readMs: 0, hints: 0 };
 
   constructor(private readonly options: ReaderOptions) {}
 
@@ -80,9 +90,18 @@ export class FeedReader {
     this.head_ = await currentPosition(this.options.db);
     const { notifier, instanceId } = this.options;
     if (notifier) {
-      this.unlisten = await notifier.listen(HINT_CHANNEL, (origin) => {
-        if (origin !== instanceId) this.wake();
+      this.unlisten = await notifier.listen(HINT_CHANNEL, (payload) => {
+        const hello = payload.startsWith(HELLO);
+        const origin = hello ? payload.slice(HELLO.length) : payload;
+        if (origin === instanceId) return;
+        this.peerSeenAt = Date.now();
+        if (!hello) this.wake();
       });
+      // Alone, an instance sends no hints (a NOTIFY is a transaction of its own); a peer's hello turns them on.
+      const sayHello = () => void notifier.notify(HINT_CHANNEL, HELLO + instanceId).catch(() => undefined);
+      sayHello();
+      this.hello = setInterval(sayHello, HELLO_MS);
+      this.hello.unref();
     }
     this.arm(this.idleMs);
   }
@@ -132,6 +151,7 @@ export class FeedReader {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.hello) clearInterval(this.hello);
     await this.unlisten?.();
     await this.running;
     for (const s of [...this.subscribers]) s.close();
@@ -213,15 +233,16 @@ export class FeedReader {
     }
   }
 
-  /** One NOTIFY at a time, at most one per HINT_GAP_MS; never inside a write transaction. */
+  /** One NOTIFY at a time, at most one per HINT_GAP_MS, only with a peer listening; never inside a write transaction. */
   private hint(): void {
     const { notifier, instanceId } = this.options;
-    if (!notifier || this.stopped) return;
+    if (!notifier || this.stopped || Date.now() - this.peerSeenAt > PEER_TTL_MS) return;
     if (this.hinting) {
       this.hintAgain = true;
       return;
     }
     this.hinting = true;
+    this.stats_.hints += 1;
     notifier.notify(HINT_CHANNEL, instanceId)
       .catch(() => undefined) // a hint is a shortcut: the poll delivers without it
       .then(() => new Promise((resolve) => setTimeout(resolve, HINT_GAP_MS)))

@@ -216,4 +216,15 @@ describe('change feed', () => {
     expect(resumed.changes).toHaveLength(3);
     resumed.subscription.close();
   });
+
+  it('hints the other instance after local commits, once it has said hello', async () => {
+    // Both said hello at start (and every second since): each knows the other listens.
+    const before = first.ctx.services.feed.stats().hints;
+    const onSecond = collect(second.ctx.services.feed, { streams: ['Company'], accepts: (c) => c.modelName === 'Company' });
+    const a = await clientFor(first, { role: 'Manager' });
+    const made = await create(a, 'Company', { name: 'Hinted' });
+    await until(() => onSecond.changes.some((c) => c.recordId === made.id), 'the change on the second instance');
+    expect(first.ctx.services.feed.stats().hints).toBeGreaterThan(before);
+    onSecond.subscription.close();
+  });
 });

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { comparePositions, type FeedPosition } from '../../runtime/feed/index.ts';
 import type { TestService } from '../helpers/service.ts';
-import { startRecordsService } from '../records/helpers.ts';
+import { clientFor, create, startRecordsService } from '../records/helpers.ts';
 import { collect, insertEvent, until } from './helpers.ts';
 
 let service: TestService;
@@ -73,5 +73,15 @@ describe('feed interest', () => {
       writer.release();
       locker.release();
     }
+  });
+
+  it('sends no wake-up hints while no other instance listens', async () => {
+    const feed = service.ctx.services.feed;
+    const alpha = collect(feed, { streams: ['Company'] });
+    const gql = await clientFor(service, { role: 'Manager' });
+    for (let i = 0; i < 5; i++) await create(gql, 'Company', { name: `Alone ${i}` });
+    await until(() => alpha.changes.length === 5, 'the five changes');
+    expect(feed.stats().hints).toBe(0);
+    alpha.subscription.close();
   });
 });
