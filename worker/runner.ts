@@ -94,24 +94,11 @@ class Run {
 }
 
 /** What a handler gets: the job's fields and its lease-bound calls (methods, no per-job closures). */
+interface Context<P> extends LeasedJob<P> {} // the job's fields, set in the constructor
 class Context<P> implements JobContext<P> {
-  readonly id: string;
-  readonly queue: string;
-  readonly kind: string;
-  readonly payload: P;
-  readonly attempts: number;
-  readonly maxAttempts: number;
-  readonly leaseId: string;
-
   constructor(private readonly run: Run, private readonly worker: Worker<P, any>) {
-    const job = run.job as LeasedJob<P>;
-    this.id = job.id;
-    this.queue = job.queue;
-    this.kind = job.kind;
-    this.payload = job.payload;
-    this.attempts = job.attempts;
-    this.maxAttempts = job.maxAttempts;
-    this.leaseId = job.leaseId;
+    const { id, queue, kind, payload, attempts, maxAttempts, leaseId } = run.job as LeasedJob<P>;
+    Object.assign(this, { id, queue, kind, payload, attempts, maxAttempts, leaseId });
   }
 
   get signal(): AbortSignal {
