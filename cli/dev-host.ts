@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { drainServer } from '../runtime/http/drain.ts';
 import type { MountedService } from '../runtime/service/index.ts';
 
 /** How long a retired service may take to finish its in-flight requests. */
@@ -110,20 +111,13 @@ export function createDevHost(): DevHost {
       await service.stop();
     },
     async close() {
-      const closed = new Promise<void>((done) => server.close(() => done()));
-      const idle = setInterval(() => server.closeIdleConnections(), 50);
-      server.closeIdleConnections();
-      const timer = setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
-      }, RETIRE_TIMEOUT_MS);
-      for (const item of held) {
-        if (item.kind === 'request') unavailableResponse(item.response, 'svc-gen dev is stopping');
-        else item.socket.destroy();
-      }
-      held = [];
-      await closed;
-      clearInterval(idle);
-      clearTimeout(timer);
+      await drainServer(server, sockets, RETIRE_TIMEOUT_MS, () => {
+        for (const item of held) {
+          if (item.kind === 'request') unavailableResponse(item.response, 'svc-gen dev is stopping');
+          else item.socket.destroy();
+        }
+        held = [];
+      });
     },
   };
 }

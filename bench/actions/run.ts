@@ -7,11 +7,10 @@
  * load drifting over time hurts both alike; the overhead is the median of the
  * per-round bound/plain ratios. Target: at most 15% slower.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
-import { startTestService, type TestService } from '../../test/helpers/service.ts';
-import { runLoad, type LoadResult, type LoadSpec } from '../records/load.ts';
+import { startTestService } from '../../test/helpers/service.ts';
+import { measureWithCpu as measure, type Measured } from '../cpu.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -21,38 +20,6 @@ const body = (model: string) => JSON.stringify({
   query: `mutation($d: JSON!) { create(model: "${model}", data: $d) }`,
   variables: { d: { name: 'bench', price: 1 } },
 });
-
-/**
- * CPU seconds spent so far by this process (the server) and by the Postgres
- * backends of its database: per create it barely depends on what else runs on
- * a shared machine, unlike throughput.
- */
-async function cpuSeconds(svc: TestService, database: string): Promise<number> {
-  const pids = await svc.ctx.db.map('select pid from pg_stat_activity where datname = $1', [database], (row) => row.pid as number);
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      // the backend ended meanwhile
-    }
-  }
-  const own = process.cpuUsage();
-  return ticks / 100 + (own.user + own.system) / 1e6;
-}
-
-interface Measured extends LoadResult {
-  /** CPU milliseconds (server process + its Postgres backends) per create. */
-  readonly cpuMs: number;
-}
-
-async function measure(svc: TestService, database: string, spec: LoadSpec): Promise<Measured> {
-  const before = await cpuSeconds(svc, database);
-  const result = await runLoad(spec);
-  const spent = (await cpuSeconds(svc, database)) - before;
-  return { ...result, cpuMs: (spent * 1000) / Math.max(1, result.rps * spec.seconds) };
-}
 
 async function main() {
   const database = await createTestDatabase('svc_bench');

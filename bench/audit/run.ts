@@ -8,11 +8,10 @@
  * per-round full/off ratios. Target: audit costs at most 10% of create
  * throughput.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.ts';
 import { startTestService, type TestService } from '../../test/helpers/service.ts';
-import { runLoad, type LoadResult } from '../records/load.ts';
+import { measureWithCpu as measure, type Measured } from '../cpu.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -23,38 +22,6 @@ const BODY = JSON.stringify({
   query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }',
   variables: { d: { name: 'bench', price: 1, note: 'audited' } },
 });
-
-/**
- * CPU seconds spent so far by this process (both servers) and by the Postgres
- * backends serving `database`. Per create it barely depends on what else runs
- * on the machine, unlike throughput on a shared one.
- */
-async function cpuSeconds(svc: TestService, database: string): Promise<number> {
-  const pids = await svc.ctx.db.map('select pid from pg_stat_activity where datname = $1', [database], (row) => row.pid as number);
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      // the backend ended meanwhile
-    }
-  }
-  const own = process.cpuUsage();
-  return ticks / 100 + (own.user + own.system) / 1e6;
-}
-
-interface Measured extends LoadResult {
-  /** CPU milliseconds (server process + its Postgres backends) per create. */
-  readonly cpuMs: number;
-}
-
-async function measure(svc: TestService, database: string, spec: Parameters<typeof runLoad>[0]): Promise<Measured> {
-  const before = await cpuSeconds(svc, database);
-  const result = await runLoad(spec);
-  const spent = (await cpuSeconds(svc, database)) - before;
-  return { ...result, cpuMs: (spent * 1000) / Math.max(1, result.rps * spec.seconds) };
-}
 
 async function startPolicy(policy: string, databases: TestDatabase[]): Promise<TestService> {
   const database = await createTestDatabase('svc_bench');

@@ -15,10 +15,11 @@
  * with the neighbours, CPU time barely does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { processCpuMs } from '../cpu.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'svc-gen.mjs');
@@ -54,12 +55,6 @@ function startDev(cwd: string, port: number): Dev {
   return { child, output: () => output, stop: () => (child.kill('SIGTERM'), exited) };
 }
 
-/** CPU seconds (user + system) the process has used, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 /** Polls until `check` passes (an external process: polling with a deadline is the only way to see it). */
 async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, dev: Dev): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -85,7 +80,7 @@ async function start(work: string): Promise<{ dev: Dev; base: string; seconds: n
   const begun = performance.now();
   const dev = startDev(work, port);
   await until(() => ready(base), 120_000, '/ready', dev);
-  return { dev, base, seconds: (performance.now() - begun) / 1000, cpu: cpuSeconds(dev.child.pid!) };
+  return { dev, base, seconds: (performance.now() - begun) / 1000, cpu: (processCpuMs(dev.child.pid!) ?? 0) / 1000 };
 }
 
 /** Clients in a tight loop until `stop`; counts answers that are not 200. */

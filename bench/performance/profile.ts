@@ -13,7 +13,7 @@
  *   PROFILE_CPU=FILE.cpuprofile writes a V8 CPU profile of the measured window
  *   only (read it with bench/performance/hot.ts or Chrome DevTools).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
@@ -25,6 +25,7 @@ import { mintWorker, startJobsService } from '../../test/jobs/helpers.ts';
 import { perJobWorker } from '../jobs/svc.ts';
 import { startFloor } from '../records/baselines.ts';
 import { runLoad } from '../records/load.ts';
+import { processCpuMs } from '../cpu.ts';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 16);
@@ -57,13 +58,8 @@ async function backendCpuMs(database: string): Promise<Map<number, number>> {
     const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database]);
     const cpu = new Map<number, number>();
     for (const { pid } of rows) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10); // utime + stime, USER_HZ 100
-      } catch {
-        // not on this host, or gone
-      }
+      const ms = processCpuMs(pid); // null: not on this host, or gone
+      if (ms !== null) cpu.set(pid, ms);
     }
     return cpu;
   } finally {

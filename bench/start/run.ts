@@ -15,12 +15,13 @@
  * BENCH_START_MODE=checkout|installed|both (default both when dist/ exists).
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { buildFixture, REPO_ROOT, TEST_JWT_SECRET } from '../../test/helpers/service.ts';
+import { processCpuMs } from '../cpu.ts';
 
 /** BENCH_BIN: another checkout's bin/svc-gen.mjs (a before/after comparison on one machine). */
 const CHECKOUT_BIN = process.env.BENCH_BIN ?? join(REPO_ROOT, 'bin', 'svc-gen.mjs');
@@ -56,19 +57,6 @@ export interface Spread {
 export interface StartTimes extends Spread {
   /** CPU ms (user + system) of the server process until ready; null where /proc is absent. */
   readonly cpu: Spread | null;
-}
-
-const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
-/** CPU ms a process has used so far (all its threads), from /proc; null elsewhere. */
-function cpuMs(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND; // utime, stime
-  } catch {
-    return null;
-  }
 }
 
 function spread(all: number[]): Spread {
@@ -130,7 +118,7 @@ async function startOnce(bin: string, dir: string, env: NodeJS.ProcessEnv): Prom
   try {
     await untilReady(`http://127.0.0.1:${port}/ready`, () => exited);
     const ms = performance.now() - started;
-    return { ms, cpu: cpuMs(child.pid!) };
+    return { ms, cpu: processCpuMs(child.pid!) };
   } catch (error) {
     throw new Error(`${(error as Error).message}\n${stderr}`);
   } finally {

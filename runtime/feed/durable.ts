@@ -16,7 +16,7 @@
  */
 import type { Db, Tx } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
-import { filterOf, HORIZON_SQL, readPage, wants, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';
+import { filterOf, HORIZON_SQL, readPage, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';
 
 export interface DurableConsumer {
   /** Unique and stable: it names the cursor row. */
@@ -88,8 +88,9 @@ async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null
     if (!cursor) return 'busy';
     const from: FeedPosition = { tx: cursor.tx, seq: Number(cursor.seq) };
     const limit = consumer.batchSize ?? 500;
+    // The page holds only what the consumer declared (the filter is in the statement).
     const page = await readPage(t, from, limit, consumer.withData ?? false, filter);
-    const wanted = page.changes.filter((c) => wants(consumer, c));
+    const wanted = page.changes;
     if (wanted.length > 0) await consumer.handle(wanted, t);
     if (page.end.tx !== from.tx || page.end.seq !== from.seq) {
       await t.none('update svc_feed_cursors set tx = $2::xid8, seq = $3, updated_at = now() where name = $1',

@@ -25,7 +25,8 @@ export interface LeasedJob {
   readonly leaseId: string;
 }
 
-interface LeasedRow {
+/** A leased job's row as the lease statements return it. */
+export interface LeasedRow {
   id: string;
   queue: string;
   kind: string;

@@ -17,7 +17,7 @@ import type { Db } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import { newId } from '../ids.ts';
 import type { CompleteItem, FailOutcome, LeaseLatency } from './ack.ts';
-import { leasedAtMs, LEASE_ID, type LeasedJob } from './lease.ts';
+import { leasedAtMs, LEASE_ID, type LeasedJob, type LeasedRow } from './lease.ts';
 import type { WorkerIdentity } from './workers.ts';
 
 /** The worker token's row, found by the token's SHA-256 ($1 of every statement). */
@@ -159,18 +159,12 @@ function build(events: EventStore): Built | null {
   };
 }
 
-interface LeaseRow {
+/** One row per leased job (or one with a null id when none), each carrying the worker token's row. */
+interface LeaseRow extends Omit<LeasedRow, 'id' | 'tenant_id'> {
   worker_queues: string[] | null;
   worker_id: string | null;
   worker_tenant: string | null;
   id: string | null;
-  queue: string;
-  kind: string;
-  payload: unknown;
-  attempts: number;
-  max_attempts: number;
-  lease_id: string;
-  priority: number;
 }
 
 /**

@@ -11,6 +11,7 @@ import { loadConfig, type Config, type Env } from '../config/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { openServiceDatabase, migrate, type Database, type MigrationSet } from '../db/index.ts';
 import { createApp, type RequestObserver } from '../http/app.ts';
+import { drainServer } from '../http/drain.ts';
 import { fromSnapshot } from '../ir/snapshot.ts';
 import { createEventStore } from '../events/index.ts';
 import { TokenSigner } from '../auth/index.ts';
@@ -186,17 +187,7 @@ const DRAIN_TIMEOUT_MS = 10_000;
 
 async function shutdown(server: Server, sockets: Set<Socket>, service: MountedService, database: Database, log: Logger) {
   log.info('shutting down: draining requests');
-  const closed = new Promise<void>((done) => server.close(() => done()));
-  // A keep-alive connection turns idle when its in-flight response is sent: close it then.
-  const idle = setInterval(() => server.closeIdleConnections(), 50);
-  server.closeIdleConnections();
-  const timer = setTimeout(() => {
-    for (const socket of sockets) socket.destroy();
-  }, DRAIN_TIMEOUT_MS);
-  await service.stop();
-  await closed;
-  clearInterval(idle);
-  clearTimeout(timer);
+  await drainServer(server, sockets, DRAIN_TIMEOUT_MS, () => service.stop());
   await database.close();
   log.info('stopped');
 }

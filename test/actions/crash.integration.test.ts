@@ -4,12 +4,11 @@
  * `celebrate` in their transaction): every committed bound write has exactly
  * one job, and no job exists for a write that did not commit.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, TEST_JWT_SECRET } from '../helpers/service.ts';
-import { freePort, spawnCli, waitForServer, type Spawned } from '../helpers/cli.ts';
+import { buildFixture } from '../helpers/service.ts';
+import { freePort, startCliServer } from '../helpers/cli.ts';
 import { ACTIONS_FIXTURE, createActionsDatabase } from './helpers.ts';
-import type { TestDatabase } from '../helpers/db.ts';
+import { queryOnce, type TestDatabase } from '../helpers/db.ts';
 
 const ADMIN = { email: 'crash@actions.test', password: 'Crash1234pass' };
 
@@ -22,26 +21,9 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-async function startServer(port: number): Promise<Spawned> {
-  const server = spawnCli(['start', dir], {
-    env: {
-      DATABASE_URL: database.url, PORT: String(port), JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_RPS: '1000000',
-      ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, SVC_ARGON2_MEMORY_KIB: '1024', SVC_ARGON2_TIME_COST: '1',
-    },
-  });
-  await waitForServer(server, `http://127.0.0.1:${port}/ready`);
-  return server;
-}
+const startServer = (port: number) => startCliServer(dir, { databaseUrl: database.url, port, admin: ADMIN });
 
-async function query<T>(sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const query = <T>(sql: string, values?: unknown[]) => queryOnce<T>(database.url, sql, values);
 
 describe('actions under kill -9', { timeout: 120_000 }, () => {
   it('every committed bound write has exactly one job, and every job its committed write', async () => {

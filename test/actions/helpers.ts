@@ -5,6 +5,7 @@ import type { Role } from '../../runtime/ir/types.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.ts';
 import { post, type Gql } from '../records/helpers.ts';
+import { call as rest, type Reply } from '../jobs/helpers.ts';
 
 export const ACTIONS_FIXTURE = resolve(import.meta.dirname, 'fixtures', 'actions', 'schema.ts');
 
@@ -33,20 +34,8 @@ export async function userOf(service: TestService, role: Role, userId: string, t
 export const CREATE = 'mutation($model: String!, $data: JSON!) { create(model: $model, data: $data) }';
 export const UPDATE = 'mutation($model: String!, $id: ID!, $data: JSON!) { update(model: $model, id: $id, data: $data) }';
 
-export interface Reply {
-  readonly status: number;
-  readonly body: any;
-}
-
-export async function rest(url: string, method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply> {
-  const response = await fetch(url + path, {
-    method,
-    headers: { ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
-}
+/** REST calls: the jobs tests' `call`. */
+export { rest, type Reply };
 
 export interface ActionJob {
   id: string;

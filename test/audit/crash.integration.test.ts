@@ -2,11 +2,10 @@
  * kill -9 of a `svc-gen start` process under a write load: after a restart,
  * every committed change has exactly one entry and nothing else has one.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, TEST_JWT_SECRET } from '../helpers/service.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { freePort, spawnCli, waitForServer, type Spawned } from '../helpers/cli.ts';
+import { buildFixture } from '../helpers/service.ts';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../helpers/db.ts';
+import { freePort, startCliServer } from '../helpers/cli.ts';
 
 const ADMIN = { email: 'crash@audit.test', password: 'Crash1234pass' };
 
@@ -19,16 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-async function startServer(port: number): Promise<Spawned> {
-  const server = spawnCli(['start', dir], {
-    env: {
-      DATABASE_URL: database.url, PORT: String(port), JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_RPS: '1000000',
-      ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, SVC_ARGON2_MEMORY_KIB: '1024', SVC_ARGON2_TIME_COST: '1',
-    },
-  });
-  await waitForServer(server, `http://127.0.0.1:${port}/ready`);
-  return server;
-}
+const startServer = (port: number) => startCliServer(dir, { databaseUrl: database.url, port, admin: ADMIN });
 
 async function login(base: string): Promise<string> {
   const response = await fetch(`${base}/auth/login`, {
@@ -37,15 +27,7 @@ async function login(base: string): Promise<string> {
   return ((await response.json()) as any).token;
 }
 
-async function query<T>(sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const query = <T>(sql: string, values?: unknown[]) => queryOnce<T>(database.url, sql, values);
 
 describe('audit under kill -9', { timeout: 120_000 }, () => {
   it('one entry per committed create and update, none for the rest', async () => {

@@ -4,10 +4,9 @@
  * connection is being opened (a leaked listener kept a pooler or proxy, and
  * the test that used one, waiting forever).
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgNotifier } from '../../runtime/db/notify.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../helpers/db.ts';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -17,15 +16,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function query<T>(sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const query = <T>(sql: string) => queryOnce<T>(database.url, sql);
 
 const listenerBackends = () => query<{ pid: number }>(
   `select pid from pg_stat_activity where datname = current_database() and application_name = 'svc-gen-listener'`,

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { REPO_ROOT } from './service.ts';
+import { REPO_ROOT, TEST_JWT_SECRET } from './service.ts';
 
 export const BIN = join(REPO_ROOT, 'bin', 'svc-gen.mjs');
 
@@ -85,4 +85,25 @@ export async function waitForServer(server: Spawned, url: string, timeoutMs = 45
   } catch (error) {
     throw new Error(`${(error as Error).message}\n--- server output ---\n${server.output()}`);
   }
+}
+
+export interface CliServerOptions {
+  readonly databaseUrl: string;
+  readonly port: number;
+  /** Seeded as the first admin (ADMIN_EMAIL, ADMIN_PASSWORD). */
+  readonly admin: { readonly email: string; readonly password: string };
+  readonly env?: Record<string, string | undefined>;
+}
+
+/** `svc-gen start DIR` as an operator runs it (cheap argon2, no rate limit); resolves once /ready answers 200. */
+export async function startCliServer(dir: string, options: CliServerOptions): Promise<Spawned> {
+  const server = spawnCli(['start', dir], {
+    env: {
+      DATABASE_URL: options.databaseUrl, PORT: String(options.port), JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_RPS: '1000000',
+      ADMIN_EMAIL: options.admin.email, ADMIN_PASSWORD: options.admin.password, SVC_ARGON2_MEMORY_KIB: '1024', SVC_ARGON2_TIME_COST: '1',
+      ...options.env,
+    },
+  });
+  await waitForServer(server, `http://127.0.0.1:${options.port}/ready`);
+  return server;
 }

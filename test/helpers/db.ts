@@ -51,3 +51,14 @@ export async function dropStaleTestDatabases(prefix = 'svc_t'): Promise<void> {
     }
   });
 }
+
+/** One statement on a connection of its own (the tests' view of the database, beside the server's pools). */
+export async function queryOnce<T>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}

@@ -4,11 +4,10 @@
  * run resumes at step two: step one is not repeated, step two is sent again
  * with the same Idempotency-Key (at least once), step three runs once.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, TEST_JWT_SECRET } from '../helpers/service.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { freePort, spawnCli, waitForServer, type Spawned } from '../helpers/cli.ts';
+import { buildFixture } from '../helpers/service.ts';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../helpers/db.ts';
+import { freePort, startCliServer } from '../helpers/cli.ts';
 import { call, FLOW, receiver, watchRun } from './helpers.ts';
 
 const ADMIN = { email: 'crash@workflows.test', password: 'Crash1234pass' };
@@ -22,27 +21,14 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-async function startServer(port: number): Promise<Spawned> {
-  const server = spawnCli(['start', dir], {
-    env: {
-      DATABASE_URL: database.url, PORT: String(port), JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_RPS: '1000000',
-      ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, SVC_ARGON2_MEMORY_KIB: '1024', SVC_ARGON2_TIME_COST: '1',
-      SVC_WORKFLOW_HTTP_ALLOW: 'http://127.0.0.1:47311', SVC_WORKFLOW_LEASE_SECS: '2', SVC_JOB_RECLAIM_INTERVAL: '0.5', SVC_WORKFLOW_POLL_MS: '200',
-    },
-  });
-  await waitForServer(server, `http://127.0.0.1:${port}/ready`);
-  return server;
-}
+const startServer = (port: number) => startCliServer(dir, {
+  databaseUrl: database.url, port, admin: ADMIN,
+  env: {
+    SVC_WORKFLOW_HTTP_ALLOW: 'http://127.0.0.1:47311', SVC_WORKFLOW_LEASE_SECS: '2', SVC_JOB_RECLAIM_INTERVAL: '0.5', SVC_WORKFLOW_POLL_MS: '200',
+  },
+});
 
-async function query<T>(sql: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    return (await client.query(sql, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const query = <T>(sql: string, values?: unknown[]) => queryOnce<T>(database.url, sql, values);
 
 describe('a run under kill -9', { timeout: 120_000 }, () => {
   it('resumes at its first unfinished step and never repeats a finished one', async () => {

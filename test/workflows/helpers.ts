@@ -2,24 +2,17 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { RtClient } from '../realtime/client.ts';
 import { REPO_ROOT } from '../helpers/service.ts';
+import { call as rest, type Reply } from '../jobs/helpers.ts';
 
 export const FLOW = `${REPO_ROOT}/test/workflows/fixtures/flow/schema.ts`;
 export const FLOW_V2 = `${REPO_ROOT}/test/workflows/fixtures/flow-v2/schema.ts`;
 export const TICKER = `${REPO_ROOT}/test/workflows/fixtures/ticker/schema.ts`;
 
-export interface Reply {
-  readonly status: number;
-  readonly body: any;
-}
+export type { Reply } from '../jobs/helpers.ts';
 
-export async function call(base: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  const response = await fetch(base + path, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
+/** A REST call with an optional bearer token (the jobs tests' `call`, token first). */
+export function call(base: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  return rest(base, method, path, { body, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
 }
 
 export async function gql(base: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<any> {
