@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/performance/profile.ts <create|floor|read|floor-read|enqueue|complete>`:
+ * `npx tsx bench/performance/profile.ts <create|plain|bound|floor|read|floor-read|enqueue|complete>`:
  * where one hot request's time goes. Runs the server in this process under
  * load from a child process, and reports per request: the statements sent
  * to Postgres (every `Client.query` of node-postgres, BEGIN and COMMIT
@@ -13,7 +13,7 @@
  *   PROFILE_CPU=FILE.cpuprofile writes a V8 CPU profile of the measured window
  *   only (read it with bench/performance/hot.ts or Chrome DevTools).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
@@ -67,8 +67,20 @@ async function backendCpuMs(database: string): Promise<Map<number, number>> {
   }
 }
 
+/** Read and write system calls of this process so far (Linux /proc; zeros elsewhere). */
+function syscalls(): { reads: number; writes: number } {
+  try {
+    const io = readFileSync('/proc/self/io', 'utf8');
+    return { reads: Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0), writes: Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0) };
+  } catch {
+    return { reads: 0, writes: 0 };
+  }
+}
+
 interface Measured {
   readonly requests: number;
+  /** Read and write system calls of the server process over the window (socket I/O included). */
+  readonly syscalls: { reads: number; writes: number };
   readonly seconds: number;
   readonly cpuMs: number;
   /** CPU ms of the database's Postgres backends over the window (those alive at both ends). */
@@ -90,11 +102,13 @@ async function measure(server: Server, database: string, work: () => Promise<Rec
   }
   const pgBefore = await backendCpuMs(database);
   counting = true;
+  const io = syscalls();
   const cpu = process.cpuUsage();
   const started = performance.now();
   const extra = (await work()) ?? undefined;
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
+  const ioAfter = syscalls();
   counting = false;
   const pgAfter = await backendCpuMs(database);
   let pgCpuMs = 0;
@@ -105,33 +119,37 @@ async function measure(server: Server, database: string, work: () => Promise<Rec
     profiling.disconnect();
   }
   server.off('request', count);
-  return { requests, seconds, cpuMs: (used.user + used.system) / 1000, pgCpuMs, extra };
+  return {
+    requests, seconds, cpuMs: (used.user + used.system) / 1000, pgCpuMs, extra,
+    syscalls: { reads: ioAfter.reads - io.reads, writes: ioAfter.writes - io.writes },
+  };
 }
 
 function report(name: string, m: Measured): void {
   const total = [...statements.values()].reduce((a, b) => a + b, 0);
   console.log(`\n${name}: ${m.requests} requests in ${m.seconds.toFixed(1)} s (${Math.round(m.requests / m.seconds)}/s), `
     + `server CPU ${(m.cpuMs * 1000 / m.requests).toFixed(0)} µs/request, Postgres CPU ${(m.pgCpuMs * 1000 / m.requests).toFixed(0)} µs/request, `
-    + `${(total / m.requests).toFixed(2)} statements/request`);
+    + `${(total / m.requests).toFixed(2)} statements/request, `
+    + `${(m.syscalls.writes / m.requests).toFixed(2)} write and ${(m.syscalls.reads / m.requests).toFixed(2)} read system calls/request`);
   if (m.extra) console.log(JSON.stringify(m.extra));
   for (const [text, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
     console.log(`  ${(n / m.requests).toFixed(2)}/req  ${(process.env.PROFILE_FULL ? text : text.slice(0, 220))}`);
   }
 }
 
-async function profileCreate(): Promise<void> {
+async function profileCreate(model = 'Item', fixture = resolve(import.meta.dirname, '..', 'records', 'schema.ts')): Promise<void> {
   const database = await createTestDatabase('svc_bench');
   const svc = await startTestService({
-    fixture: resolve(import.meta.dirname, '..', 'records', 'schema.ts'), database,
+    fixture, database,
     env: { RATE_LIMIT_RPS: '10000000', SVC_DB_POOL_SIZE: '20', SVC_LOG_LEVEL: 'error' },
   });
   try {
     const token = await svc.token({ role: 'Sales', userId: 'bench' });
-    const body = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
+    const body = JSON.stringify({ query: `mutation($d: JSON!) { create(model: "${model}", data: $d) }`, variables: { d: { name: 'bench', price: 1 } } });
     const spec = { rate: RATE, url: `${svc.url}/graphql`, connections: CONNECTIONS, headers: { authorization: `Bearer ${token}` }, body };
     await runLoad({ ...spec, seconds: 1 });
     const m = await measure(svc.ctx.server, svc.database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
-    report(`POST /graphql create c=${CONNECTIONS}`, m);
+    report(`POST /graphql create ${model} c=${CONNECTIONS}`, m);
   } finally {
     await svc.close();
     await database.drop();
@@ -220,7 +238,11 @@ async function profileComplete(): Promise<void> {
 }
 
 const modes: Record<string, () => Promise<void>> = {
-  create: profileCreate, read: profileRead, floor: profileFloor, 'floor-read': profileFloorRead, enqueue: profileEnqueue, complete: profileComplete,
+  create: () => profileCreate(),
+  // The actions bench's two models: `Bound` commits an action's job with each create, `Plain` does not.
+  plain: () => profileCreate('Plain', resolve(import.meta.dirname, '..', 'actions', 'schema.ts')),
+  bound: () => profileCreate('Bound', resolve(import.meta.dirname, '..', 'actions', 'schema.ts')),
+  read: profileRead, floor: profileFloor, 'floor-read': profileFloorRead, enqueue: profileEnqueue, complete: profileComplete,
 };
 if (!modes[mode]) throw new Error(`unknown mode ${mode}: one of ${Object.keys(modes).join(', ')}`);
 await modes[mode]();

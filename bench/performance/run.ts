@@ -2,8 +2,9 @@
  * `npm run bench:performance`: every row of issue 16 side by side in one run,
  * each with its baseline and the ratio the target is set on:
  *
- *   read    GraphQL records (20 of 10,000 rows), c=64: svc-gen / raw floor / PostGraphile 5
- *   create  GraphQL create (row + event + audit), c=16 and c=64: svc-gen / raw floor / PostGraphile 5
+ *   read    GraphQL records (20 of 10,000 rows), c=64: svc-gen / raw floor / PostGraphile 5 /
+ *           the floor's statement behind Koa, and behind Koa + graphql-js (svc-gen's stack alone)
+ *   create  GraphQL create (row + event + audit), c=16 and c=64: the same five systems
  *   enqueue POST /jobs beside the create floor, c=16
  *   jobs    drain of BENCH_JOBS no-op jobs: svc-gen over the per-job HTTP routes (lease 50,
  *           complete each, 16 in flight; complete p50/p99), svc-gen SDK with batched acks,
@@ -25,7 +26,7 @@
 import { resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
-import { POSTGRAPHILE_SQL, startFloor, startPostGraphile } from '../records/baselines.ts';
+import { POSTGRAPHILE_SQL, startFloor, startPostGraphile, startStackFloor } from '../records/baselines.ts';
 import { runLoad, type LoadResult } from '../records/load.ts';
 import { startGraphile, startPgBoss, type Baseline } from '../jobs/baselines.ts';
 import { freshDatabase, rate } from '../jobs/measure.ts';
@@ -108,6 +109,7 @@ async function records(withFloor: (floorCreate: HttpTarget) => Promise<void>): P
     await svc.ctx.db.none('analyze');
     const floor = await startFloor(database.url, POOL_SIZE);
     const pgl = await startPostGraphile(database.url, POOL_SIZE);
+    const stack = await startStackFloor(database.url, POOL_SIZE);
     try {
       const token = await svc.token({ role: 'Sales', userId: 'bench' });
       const auth = { authorization: `Bearer ${token}` };
@@ -118,6 +120,8 @@ async function records(withFloor: (floorCreate: HttpTarget) => Promise<void>): P
           { name: 'raw floor', url: `${floor.url}/records`, headers: {}, body: '{}' },
           { name: 'PostGraphile 5', url: `${pgl.url}/graphql`, headers: {},
             body: JSON.stringify({ query: `{ allItems(first: 20, orderBy: PRIMARY_KEY_ASC, condition: {deletedAt: null}) { nodes { ${pglFields} } } }` }) },
+          { name: 'Koa + floor SQL', url: `${stack.url}/koa/records`, headers: {}, body: '{}' },
+          { name: 'Koa + graphql-js + floor SQL', url: `${stack.url}/graphql`, headers: {}, body: JSON.stringify({ query: '{ records(model: "Item", limit: 20) }' }) },
         ],
         create: [
           { name: 'svc-gen', url: `${svc.url}/graphql`, headers: auth,
@@ -125,6 +129,9 @@ async function records(withFloor: (floorCreate: HttpTarget) => Promise<void>): P
           { name: 'raw floor', url: `${floor.url}/create`, headers: {}, body: JSON.stringify({ name: 'bench', price: 1 }) },
           { name: 'PostGraphile 5', url: `${pgl.url}/graphql`, headers: {},
             body: JSON.stringify({ query: `mutation($name: String!, $price: Float!) { createItem(input: {item: {name: $name, price: $price}}) { item { ${pglFields} } } }`, variables: { name: 'bench', price: 1 } }) },
+          { name: 'Koa + floor SQL', url: `${stack.url}/koa/create`, headers: {}, body: JSON.stringify({ name: 'bench', price: 1 }) },
+          { name: 'Koa + graphql-js + floor SQL', url: `${stack.url}/graphql`, headers: {},
+            body: JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } }) },
         ],
       };
       const runs: Array<{ workload: 'read' | 'create'; connections: number; target: number }> = [];
@@ -132,7 +139,7 @@ async function records(withFloor: (floorCreate: HttpTarget) => Promise<void>): P
       if (ROWS.has('create')) runs.push({ workload: 'create', connections: 16, target: 0.95 }, { workload: 'create', connections: 64, target: 0.95 });
       for (const run of runs) {
         log(`${run.workload} c=${run.connections}`);
-        const [svcResult, floorResult, pglResult] = await alternate(targets[run.workload], run.connections);
+        const [svcResult, floorResult, pglResult, koaResult, stackResult] = await alternate(targets[run.workload], run.connections);
         const row = `${run.workload} c=${run.connections}`;
         const detail = (r: LoadResult) => `p50 ${r.p50} ms, p99 ${r.p99} ms`;
         lines.push(
@@ -143,10 +150,18 @@ async function records(withFloor: (floorCreate: HttpTarget) => Promise<void>): P
             ratio: { value: pglResult.rps / floorResult.rps, of: 'floor' } },
           { row, system: 'svc-gen / PostGraphile', value: svcResult.rps / pglResult.rps, unit: 'x',
             ratio: { value: svcResult.rps / pglResult.rps, of: 'PostGraphile', target: run.workload === 'create' ? 1 : undefined } },
+          // svc-gen's stack alone (no auth, rules, audit, metrics...): what the target leaves for svc-gen's own work.
+          { row, system: 'Koa + floor SQL', value: koaResult.rps, unit: 'req/s', detail: detail(koaResult),
+            ratio: { value: koaResult.rps / floorResult.rps, of: 'floor' } },
+          { row, system: 'Koa + graphql-js + floor SQL', value: stackResult.rps, unit: 'req/s', detail: detail(stackResult),
+            ratio: { value: stackResult.rps / floorResult.rps, of: 'floor' } },
+          { row, system: 'svc-gen / (Koa + graphql-js)', value: svcResult.rps / stackResult.rps, unit: 'x',
+            ratio: { value: svcResult.rps / stackResult.rps, of: 'its stack alone' } },
         );
       }
       await withFloor(targets.create[1]);
     } finally {
+      await stack.stop();
       await pgl.stop();
       await floor.stop();
     }

@@ -1,10 +1,14 @@
 /**
- * The two baselines the records benchmark compares svc-gen with: the floor
- * (the same SQL through pg in a bare Node http server, no GraphQL, no auth)
+ * The baselines the records benchmark compares svc-gen with: the floor (the
+ * same SQL through pg in a bare Node http server, no GraphQL, no auth), the
+ * same statements behind svc-gen's own stack (Koa, then Koa and graphql-js)
  * and PostGraphile v5 over a copy of the table whose insert trigger writes the
  * same event and notification.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import Router from '@koa/router';
+import { buildSchema, execute, parse, validate, type DocumentNode } from 'graphql';
+import Koa from 'koa';
 import pg from 'pg';
 import { newId as ulid } from '../../runtime/ids.ts'; // ULIDs from pooled randomness: the fastest raw way
 
@@ -27,9 +31,8 @@ function readBody(request: IncomingMessage): Promise<any> {
 
 const ITEM_COLUMNS = `"id", "tenant_id" as "tenantId", "created_at" as "createdAt", "updated_at" as "updatedAt", "deleted_at" as "deletedAt", "name", "price", "note"`;
 
-/** The work of svc-gen's create (row + event + audit entry, atomic) and records (20 rows), in raw SQL. */
-export async function startFloor(url: string, poolSize: number) {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+/** The work of svc-gen's create (row + event + audit entry, atomic) and records (20 rows), in raw SQL, on `pool`. */
+function floorStatements(pool: pg.Pool) {
   // The same work as svc-gen's create (row + version-1 event + audit entry, atomic; no
   // per-write notice since the change feed, ADR 010), the fastest raw way: one
   // autocommit statement, one round trip, prepared once per connection (as svc-gen's).
@@ -54,6 +57,12 @@ export async function startFloor(url: string, poolSize: number) {
   const records = async () => (await pool.query({
     name: 'floor_records', text: `select ${ITEM_COLUMNS} from "item" where "deleted_at" is null and "tenant_id" is null order by "id" limit 20`,
   })).rows;
+  return { create, records };
+}
+
+export async function startFloor(url: string, poolSize: number) {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const { create, records } = floorStatements(pool);
   const server = createServer(async (request, response) => {
     try {
       const body = await readBody(request);
@@ -66,6 +75,63 @@ export async function startFloor(url: string, poolSize: number) {
   });
   const port = await listen(server);
   return { url: `http://127.0.0.1:${port}`, server, stop: async () => { server.close(); await pool.end(); } };
+}
+
+/**
+ * The floor's statements behind the stack svc-gen is built on (koa, @koa/router,
+ * graphql-js), with nothing of svc-gen: no auth, access rules, tenant scope,
+ * validation, audit of denials, request ids, rate limit or metrics. What the
+ * chosen stack alone costs against the raw floor, measured beside it:
+ *
+ *   POST /koa/create, POST /koa/records   Koa + router + a JSON body: the statement's rows as JSON
+ *   POST /graphql                         the same + graphql-js: `create(model, data: JSON)` and
+ *                                         `records(model, limit)`, each document parsed and validated
+ *                                         once (cached by its text), `execute` per request
+ */
+export async function startStackFloor(url: string, poolSize: number) {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const { create, records } = floorStatements(pool);
+  const schema = buildSchema(`
+    scalar JSON
+    type Query { records(model: String!, limit: Int): JSON }
+    type Mutation { create(model: String!, data: JSON!): JSON }
+  `);
+  const root = {
+    records: () => records(),
+    create: ({ data }: { data: { name: string; price: number } }) => create(data),
+  };
+  const documents = new Map<string, DocumentNode>();
+  const documentOf = (query: string) => {
+    let document = documents.get(query);
+    if (!document) {
+      document = parse(query);
+      const errors = validate(schema, document);
+      if (errors.length > 0) throw errors[0];
+      documents.set(query, document);
+    }
+    return document;
+  };
+  const app = new Koa();
+  const router = new Router();
+  router.post('/koa/create', async (ctx) => {
+    ctx.body = JSON.stringify({ data: await create(await readBody(ctx.req)) });
+    ctx.type = 'application/json';
+  });
+  router.post('/koa/records', async (ctx) => {
+    await readBody(ctx.req);
+    ctx.body = JSON.stringify({ data: await records() });
+    ctx.type = 'application/json';
+  });
+  router.post('/graphql', async (ctx) => {
+    const body = await readBody(ctx.req);
+    const result = await execute({ schema, document: documentOf(body.query), rootValue: root, variableValues: body.variables });
+    ctx.body = JSON.stringify(result);
+    ctx.type = 'application/json';
+  });
+  app.use(router.routes());
+  const server = createServer(app.callback());
+  const port = await listen(server);
+  return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pool.end(); } };
 }
 
 /** A copy of the item table in schema `pgl`, with a trigger that appends the same event. */
