@@ -21,6 +21,28 @@ export type Db = IDatabase<unknown>;
 /** A task or transaction handle (`db.tx(t => ...)`). */
 export type Tx = ITask<unknown>;
 
+/**
+ * May statements be named and prepared (parsed and planned once per
+ * connection)? On a server, unless behind a transaction pooler, whose server
+ * connections change between transactions (SVC_DB_POOLER, SVC_DB_PREPARED).
+ */
+export const preparesStatements = (ctx: { readonly dbKind: 'server' | 'embedded'; readonly config: Config }): boolean =>
+  ctx.dbKind === 'server' && ctx.config.db.prepared;
+
+/** A statement for pg-promise: prepared by name, or text with its values formatted in. */
+export type Fixed = string | { readonly name: string; readonly text: string; readonly values: unknown[] };
+
+/**
+ * A statement whose text never changes, only its values (background reads
+ * and writes that run many times a second under load): named and prepared
+ * when `prepared`, so Postgres plans it once per connection instead of on
+ * every run; otherwise formatted by pg-promise, as `runner.any(text, values)`
+ * would. `name` must belong to this one text.
+ */
+export function fixed(prepared: boolean, name: string, text: string, values: unknown[]): Fixed {
+  return prepared ? { name, text, values } : pgPromise.as.format(text, values);
+}
+
 /** The part of pg's Pool that `anyRows` uses. */
 interface PgPool {
   connect(): Promise<{ query(config: object): Promise<{ rows: unknown[] }>; release(): void }>;

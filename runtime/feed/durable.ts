@@ -14,7 +14,7 @@
  * The handler must run every query on `t`: on the embedded database the
  * transaction holds the only connection.
  */
-import type { Db, Tx } from '../db/index.ts';
+import { fixed, type Db, type Tx } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
 import { filterOf, HORIZON_SQL, readPage, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';
 
@@ -79,22 +79,24 @@ interface Step {
   readonly more: boolean;
 }
 
+const LOCK_CURSOR = `select tx::text as tx, seq from svc_feed_cursors
+  where name = $1 and pg_try_advisory_xact_lock($2, hashtext($1))`;
+const ADVANCE_CURSOR = 'update svc_feed_cursors set tx = $2::xid8, seq = $3, updated_at = now() where name = $1';
+
 /** One transaction: lock the consumer, read a page after its cursor, handle it, advance. 'busy' when another instance holds it. */
-async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null): Promise<Step | 'busy'> {
+async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null, prepared: boolean): Promise<Step | 'busy'> {
   return db.tx(`svc-feed-${consumer.name}`, async (t) => {
     const cursor = await t.oneOrNone<{ tx: string; seq: string }>(
-      `select tx::text as tx, seq from svc_feed_cursors
-        where name = $1 and pg_try_advisory_xact_lock($2, hashtext($1))`, [consumer.name, CONSUMER_LOCK_CLASS]);
+      fixed(prepared, 'svc_feed_cursor_lock', LOCK_CURSOR, [consumer.name, CONSUMER_LOCK_CLASS]));
     if (!cursor) return 'busy';
     const from: FeedPosition = { tx: cursor.tx, seq: Number(cursor.seq) };
     const limit = consumer.batchSize ?? 500;
     // The page holds only what the consumer declared (the filter is in the statement).
-    const page = await readPage(t, from, limit, consumer.withData ?? false, filter);
+    const page = await readPage(t, from, limit, consumer.withData ?? false, filter, prepared);
     const wanted = page.changes;
     if (wanted.length > 0) await consumer.handle(wanted, t);
     if (page.end.tx !== from.tx || page.end.seq !== from.seq) {
-      await t.none('update svc_feed_cursors set tx = $2::xid8, seq = $3, updated_at = now() where name = $1',
-        [consumer.name, page.end.tx, page.end.seq]);
+      await t.none(fixed(prepared, 'svc_feed_cursor_advance', ADVANCE_CURSOR, [consumer.name, page.end.tx, page.end.seq]));
     }
     return { handled: wanted.length, more: page.changes.length === limit };
   });
@@ -102,9 +104,10 @@ async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null
 
 /**
  * Runs `consumer` whenever `wake()` is called (the feed reader calls it after
- * each page it read), until stopped. Runs are serialised on this instance.
+ * each page it read), until stopped. Runs are serialised on this instance;
+ * its statements are prepared when `prepared`.
  */
-export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger): ConsumerHandle & { wake(): void } {
+export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger, prepared = false): ConsumerHandle & { wake(): void } {
   const filter = filterOf([consumer]);
   let running: Promise<void> | null = null;
   let again = false;
@@ -118,7 +121,7 @@ export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger): Con
   const runAll = async (): Promise<'busy' | 'done'> => {
     for (;;) {
       again = false;
-      const result = await step(db, consumer, filter);
+      const result = await step(db, consumer, filter, prepared);
       if (result === 'busy') return 'busy';
       if (result.handled > 0) {
         stats.handled += result.handled;

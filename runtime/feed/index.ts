@@ -13,7 +13,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { newId } from '../ids.ts';
-import type { Db } from '../db/index.ts';
+import { preparesStatements, type Db } from '../db/index.ts';
 import type { Capability, ServiceContext } from '../service/types.ts';
 import { ensureCursor, runConsumer, type ConsumerHandle, type ConsumerStart, type DurableConsumer } from './durable.ts';
 import { compare, filterOf, positionOf, readPage, type FeedPosition } from './read.ts';
@@ -53,6 +53,7 @@ export const feed: Capability = {
     const pool = readerPool(ctx);
     const reader = new FeedReader({
       db: pool?.db ?? ctx.db, notifier: ctx.dbKind === 'server' ? ctx.notifier : null, instanceId: newId(), log: ctx.log,
+      prepared: preparesStatements(ctx),
     });
     await reader.start();
     const unpoke = ctx.services.events.onCommitted(() => reader.poke());
@@ -91,7 +92,7 @@ function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: S
     subscribe: (options = {}) => reader.subscribe(options, catchUp),
     async consume(consumer, options = {}) {
       await ensureCursor(ctx.db, consumer.name, options.start ?? 'now');
-      const handle = runConsumer(ctx.db, consumer, ctx.log);
+      const handle = runConsumer(ctx.db, consumer, ctx.log, preparesStatements(ctx));
       const unlisten = reader.onBatch(() => handle.wake(), { streams: consumer.streams, eventTypes: consumer.eventTypes });
       const owned: ConsumerHandle = {
         drain: () => handle.drain(),
@@ -117,7 +118,7 @@ async function replay(ctx: ServiceContext, reader: FeedReader, s: Subscriber): P
   for (;;) {
     await s.room();
     if (s.closed) return;
-    const page = await readPage(ctx.db, s.cursor, CATCH_UP_PAGE, false, filterOf([s.interest]));
+    const page = await readPage(ctx.db, s.cursor, CATCH_UP_PAGE, false, filterOf([s.interest]), preparesStatements(ctx));
     s.offer(page.changes, page.end);
     if (s.closed) return;
     // No await between this test and the switch: the reader cannot deliver in between.

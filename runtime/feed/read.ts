@@ -4,7 +4,7 @@
  * the horizon (ADR 010): every transaction with an id below it has ended, so
  * no row can later appear below a position once the feed has passed it.
  */
-import type { Db, Tx } from '../db/index.ts';
+import { fixed, type Db, type Tx } from '../db/index.ts';
 
 /** Every change at or before a position has been read. `tx` is an xid8 in decimal text. */
 export interface FeedPosition {
@@ -136,16 +136,27 @@ const SQL = {
 };
 
 /**
+ * Reads run many times a second under a write load; planning the page
+ * statement costs four times its execution (0.4 vs 0.1 ms measured), so on a
+ * server each variant is prepared once per connection (`prepared`).
+ */
+const NAMES: Record<keyof typeof SQL, string> = {
+  plain: 'svc_feed_page', withData: 'svc_feed_page_data',
+  plainFiltered: 'svc_feed_page_filtered', withDataFiltered: 'svc_feed_page_data_filtered',
+};
+
+/**
  * Reads up to `limit` changes after `after` on `runner` (a pool, or a
- * consumer's transaction), only those `filter` names when given. The page's
- * end is a position every change the filter names at or before it was read.
+ * consumer's transaction), only those `filter` names when given, with a
+ * prepared statement when `prepared`. The page's end is a position every
+ * change the filter names at or before it was read.
  */
 export async function readPage(
-  runner: Db | Tx, after: FeedPosition, limit: number, withData = false, filter: FeedFilter | null = null,
+  runner: Db | Tx, after: FeedPosition, limit: number, withData = false, filter: FeedFilter | null = null, prepared = false,
 ): Promise<ChangePage> {
-  const rows = filter
-    ? await runner.any(withData ? SQL.withDataFiltered : SQL.plainFiltered, [after.tx, after.seq, limit, filter.streams, filter.events])
-    : await runner.any(withData ? SQL.withData : SQL.plain, [after.tx, after.seq, limit]);
+  const variant = filter ? (withData ? 'withDataFiltered' : 'plainFiltered') : (withData ? 'withData' : 'plain');
+  const values = filter ? [after.tx, after.seq, limit, filter.streams, filter.events] : [after.tx, after.seq, limit];
+  const rows = await runner.any(fixed(prepared, NAMES[variant], SQL[variant], values));
   const changes: FeedChange[] = [];
   for (const row of rows) if (row.id !== null) changes.push(toChange(row, withData));
   const horizon = rows[0]?.horizon as string | undefined;

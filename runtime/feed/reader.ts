@@ -57,6 +57,8 @@ export interface ReaderOptions {
   readonly notifier: Notifier | null;
   readonly instanceId: string;
   readonly log: Logger;
+  /** Read with a prepared statement (a server without a transaction pooler). */
+  readonly prepared?: boolean;
 }
 
 export class FeedReader {
@@ -195,7 +197,7 @@ export class FeedReader {
       for (;;) {
         const started = performance.now();
         const used = this.filter();
-        const page = await readPage(this.options.db, this.head_, PAGE, false, used);
+        const page = await readPage(this.options.db, this.head_, PAGE, false, used, this.options.prepared);
         this.stats_.reads += 1;
         this.stats_.readMs += performance.now() - started;
         // Someone joined meanwhile and wants more than this read holds: read the same range again, wider.

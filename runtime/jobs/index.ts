@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Capability, ServiceContext } from '../service/types.ts';
+import { preparesStatements } from '../db/index.ts';
 import { enqueueCte, enqueueInTx, enqueueJobs, enqueueOneInTx } from './enqueue.ts';
 import { badRequest } from '../http/errors.ts';
 import { authenticateWorker, heldJob } from './workers.ts';
@@ -29,7 +30,7 @@ function createJobQueue(ctx: ServiceContext): JobQueue {
   const { db } = ctx;
   const { events } = ctx.services;
   // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
-  const logs = { events, audit: ctx.services.audit, prepared: ctx.dbKind === 'server' && ctx.config.db.prepared };
+  const logs = { events, audit: ctx.services.audit, prepared: preparesStatements(ctx) };
   const reserved = new Map<string, string>();
   const refuseReserved = (inputs: readonly EnqueueInput[]) => {
     for (const input of inputs) {
@@ -91,7 +92,7 @@ export const jobs: Capability = {
     mountWorkerRoutes(ctx.router, {
       db: ctx.db, events, realtime: ctx.services.realtime, log: ctx.log, metrics: ctx.services.metrics,
       // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
-      prepared: ctx.dbKind === 'server' && ctx.config.db.prepared,
+      prepared: preparesStatements(ctx),
     });
     mountAppRoutes(ctx.router, auth, queue, ctx.services.audit);
     const stopReclaimer = startReclaimer(ctx.db, events, ctx.log, ctx.config.jobs.reclaimIntervalSecs);

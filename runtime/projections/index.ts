@@ -6,6 +6,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Capability, ServiceContext } from '../service/types.ts';
+import { preparesStatements } from '../db/index.ts';
 import { planProjections, readCatalog } from './plan.ts';
 import { projectionTableName } from './names.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
@@ -36,7 +37,7 @@ export const projections: Capability = {
     validateCustoms(ctx);
     const tables = await prepare(ctx);
     const byModel = new Map(tables.map((p) => [p.model, p]));
-    const refresher = new Refresher(byModel, ctx.projections);
+    const refresher = new Refresher(byModel, ctx.projections, preparesStatements(ctx));
     // Consumers start before the synchronisation: a change committed during it is refreshed afterwards.
     await refresher.start(ctx.services.feed);
     await synchronise(ctx, tables);

@@ -10,7 +10,8 @@
  * The version claim of custom projections stays: a rebuild records the
  * versions it replayed, and the live consumer must not apply them again.
  */
-import type { Tx } from '../db/index.ts';
+import { createHash } from 'node:crypto';
+import { fixed, type Tx } from '../db/index.ts';
 import type { ChangeFeed, ConsumerHandle, DurableConsumer, FeedChange } from '../feed/index.ts';
 import { refreshSql } from './sync.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
@@ -25,6 +26,8 @@ export class Refresher {
   constructor(
     private readonly tables: ReadonlyMap<string, TableProjection>,
     private readonly customs: readonly ProjectionDefinition[],
+    /** Prepare the refresh statements (a server without a transaction pooler). */
+    private readonly prepared = false,
   ) {}
 
   /** Starts the consumers; a new cursor starts now (the startup synchronisation covers the past). */
@@ -54,19 +57,20 @@ export class Refresher {
   }
 
   private tablesConsumer(): DurableConsumer {
-    const sql = new Map([...this.tables.values()].map((p) => [p.model, refreshSql(p)]));
+    const sql = new Map([...this.tables.values()].map((p): [string, RefreshStatement] => [p.model, refreshStatement(p)]));
+    const prepared = this.prepared;
     return {
       name: TABLES_CONSUMER,
       streams: [...this.tables.keys()],
       handle: async (changes, t) => {
-        await holdAgainstRebuild(t);
+        await holdAgainstRebuild(t, prepared);
         const ids = new Map<string, Set<string>>();
         for (const c of changes) {
           let set = ids.get(c.modelName);
           if (!set) ids.set(c.modelName, (set = new Set()));
           set.add(c.recordId);
         }
-        for (const [model, set] of ids) await refreshIds(t, sql.get(model)!, [...set]);
+        for (const [model, set] of ids) await refreshIds(t, sql.get(model)!, [...set], prepared);
       },
     };
   }
@@ -79,12 +83,26 @@ export class Refresher {
  * refreshed between the rebuild's delete and its insert made the rebuild fail
  * on a duplicate key (seen by bench:projections with writes in flight).
  */
-async function holdAgainstRebuild(t: Tx): Promise<void> {
-  await t.any('select pg_advisory_xact_lock_shared($1)', [PROJECTIONS_LOCK_KEY]);
+async function holdAgainstRebuild(t: Tx, prepared = false): Promise<void> {
+  await t.any(fixed(prepared, 'svc_projections_hold', 'select pg_advisory_xact_lock_shared($1)', [PROJECTIONS_LOCK_KEY]));
 }
 
-async function refreshIds(t: Tx, sql: string, ids: string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += MAX_IDS_PER_STATEMENT) await t.none(sql, [ids.slice(i, i + MAX_IDS_PER_STATEMENT)]);
+/** A table's refresh statement, named after its text: a schema change makes another text, and so another name. */
+interface RefreshStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+function refreshStatement(p: TableProjection): RefreshStatement {
+  const text = refreshSql(p);
+  return { name: `svc_refresh_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`, text };
+}
+
+/** One statement per MAX_IDS_PER_STATEMENT ids, prepared when `prepared` (planned once, not once per batch). */
+async function refreshIds(t: Tx, statement: RefreshStatement, ids: string[], prepared: boolean): Promise<void> {
+  for (let i = 0; i < ids.length; i += MAX_IDS_PER_STATEMENT) {
+    await t.none(fixed(prepared, statement.name, statement.text, [ids.slice(i, i + MAX_IDS_PER_STATEMENT)]));
+  }
 }
 
 function customConsumer(custom: ProjectionDefinition): DurableConsumer {

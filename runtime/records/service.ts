@@ -13,7 +13,7 @@ import { createRecord, updateMany, updateRecord } from './write.ts';
 import { rejectNul } from '../http/input.ts';
 import { isPlainObject } from './values.ts';
 import type { WriteTriggers } from './triggers.ts';
-import type { Db, Tx } from '../db/index.ts';
+import { preparesStatements, type Db, type Tx } from '../db/index.ts';
 
 export interface RecordEvent {
   readonly eventId: string;
@@ -65,7 +65,7 @@ export function createRecordService(ctx: ServiceContext): RecordService {
     ir: ctx.ir, access: ctx.access, db: ctx.db, readDb: ctx.readDb, events: ctx.services.events, audit: ctx.services.audit,
     resolvers: ctx.resolvers, log: ctx.log,
     // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
-    prepared: ctx.dbKind === 'server' && ctx.config.db.prepared,
+    prepared: preparesStatements(ctx),
     limits: {
       where: { maxDepth: ctx.config.graphql.maxWhereDepth, maxNodes: ctx.config.graphql.maxWhereNodes },
       maxPreparedStatements: ctx.config.maxPreparedStatements,
