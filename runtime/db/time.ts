@@ -28,11 +28,29 @@ function fromPgText(text: string): string {
   return new Date(date.getTime() - (sign === '-' ? -offset : offset)).toISOString();
 }
 
+const at = (text: string, i: number, code: number) => text.charCodeAt(i) === code;
+
+/**
+ * The common case without a Date: a session in UTC prints
+ * `2026-11-23 08:44:50.587123+00` (or no fraction); every event and job read
+ * passes here. Anything else (another offset, no offset, a 5-digit year, BC)
+ * returns null and takes the general path.
+ */
+function fromUtcText(text: string): string | null {
+  const n = text.length;
+  if (n < 22 || !at(text, 4, 45) || !at(text, 7, 45) || !at(text, 10, 32) || !at(text, 13, 58) || !at(text, 16, 58)
+    || !at(text, n - 3, 43) || !at(text, n - 2, 48) || !at(text, n - 1, 48)) return null;
+  const head = `${text.slice(0, 10)}T${text.slice(11, 19)}`;
+  if (n === 22) return `${head}.000Z`;
+  if (!at(text, 19, 46)) return null;
+  return `${head}.${`${text.slice(20, n - 3)}00`.slice(0, 3)}Z`;
+}
+
 /**
  * A timestamp in the format: a Date, epoch milliseconds, or Postgres' text
  * (with an offset; without one it is UTC, as the server's timestamps are).
  */
 export function isoUtc(value: string | number | Date): string {
-  if (typeof value === 'string') return fromPgText(value);
+  if (typeof value === 'string') return fromUtcText(value) ?? fromPgText(value);
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
