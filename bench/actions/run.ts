@@ -5,17 +5,21 @@
  * same model without one (`Plain`), on one service and one database, in one
  * run. Rounds alternate (plain-bound, bound-plain, ...) so that a neighbour's
  * load drifting over time hurts both alike; the overhead is the median of the
- * per-round bound/plain ratios. Target: at most 15% slower.
+ * per-round bound/plain ratios. Target: at most 15% slower. After it, the same two
+ * statements without a server (./floor.ts): what the job row and its event
+ * cost Postgres itself.
  */
 import { resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
 import { measureWithCpu as measure, type Measured } from '../cpu.ts';
+import { databaseFloor } from './floor.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const MODELS = ['Plain', 'Bound'] as const;
+const FLOOR_SECONDS = 3;
 const body = (model: string) => JSON.stringify({
   query: `mutation($d: JSON!) { create(model: "${model}", data: $d) }`,
   variables: { d: { name: 'bench', price: 1 } },
@@ -45,7 +49,9 @@ async function main() {
     }
     const counts = await service.ctx.db.one<{ bound: number; jobs: number }>(
       `select (select count(*)::int from "bound") as bound, (select count(*)::int from svc_jobs where queue = 'actions') as jobs`);
-    print(results, counts);
+    // The same two statements without HTTP, GraphQL or Node's per-request work: Postgres' own share.
+    const floor = await databaseFloor(database.url, CONNECTIONS, FLOOR_SECONDS, ROUNDS);
+    print(results, counts, floor);
   } finally {
     await service.close();
   }
@@ -53,7 +59,7 @@ async function main() {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-function print(results: Map<string, Measured[]>, counts: { bound: number; jobs: number }) {
+function print(results: Map<string, Measured[]>, counts: { bound: number; jobs: number }, floor: Record<'Plain' | 'Bound', number[]>) {
   const rows = [['model', 'req/s (median)', 'p50 ms', 'p99 ms', 'CPU ms/create', 'rounds req/s', 'errors']];
   for (const model of MODELS) {
     const runs = results.get(model)!;
@@ -70,6 +76,12 @@ function print(results: Map<string, Measured[]>, counts: { bound: number; jobs: 
   console.log(`bound action CPU cost: ${(((cpu('Bound') - cpu('Plain')) / cpu('Plain')) * 100).toFixed(1)}% more CPU per create (server process + its Postgres backends)`);
   console.log(`target: at most 15%. create, ${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} rounds per model, alternating;`);
   console.log(`${counts.bound} Bound rows, ${counts.jobs} action jobs (one per row: ${counts.bound === counts.jobs ? 'yes' : 'NO'})`);
+  const floorRatios = floor.Bound.map((bound, i) => bound / floor.Plain[i]);
+  console.log(`\ndatabase floor (the same two statements from ${CONNECTIONS} pg connections, prepared, no HTTP or GraphQL; ${FLOOR_SECONDS} s x ${ROUNDS} rounds):`);
+  console.log(`  Plain ${Math.round(median(floor.Plain))} statements/s (${floor.Plain.map(Math.round).join(' / ')}), `
+    + `Bound ${Math.round(median(floor.Bound))} statements/s (${floor.Bound.map(Math.round).join(' / ')})`);
+  console.log(`  the job row and its event cost Postgres ${((1 - median(floorRatios)) * 100).toFixed(1)}% of the create's throughput `
+    + `(median of per-round ratios: ${floorRatios.map((r) => r.toFixed(2)).join(' ')}); svc-gen's overhead above is this, diluted by its per-request work`);
 }
 
 main().catch((error) => {
