@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/performance/profile.ts <create|plain|bound|floor|read|floor-read|enqueue|complete>`:
+ * `npx tsx bench/performance/profile.ts <create|plain|bound|floor|stack|read|floor-read|enqueue|complete>`:
  * where one hot request's time goes. Runs the server in this process under
  * load from a child process, and reports per request: the statements sent
  * to Postgres (every `Client.query` of node-postgres, BEGIN and COMMIT
@@ -23,7 +23,7 @@ import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
 import { mintWorker, startJobsService } from '../../test/jobs/helpers.ts';
 import { perJobWorker } from '../jobs/svc.ts';
-import { startFloor } from '../records/baselines.ts';
+import { startFloor, startStackFloor } from '../records/baselines.ts';
 import { runLoad } from '../records/load.ts';
 import { processCpuMs } from '../cpu.ts';
 
@@ -207,6 +207,24 @@ async function floorOf(workload: 'create' | 'records'): Promise<void> {
   }
 }
 
+/** The floor's create statement behind Koa + graphql-js (svc-gen's stack alone): what svc-gen adds is the rest. */
+async function profileStack(): Promise<void> {
+  const database = await createTestDatabase('svc_bench');
+  const svc = await startTestService({ fixture: resolve(import.meta.dirname, '..', 'records', 'schema.ts'), database });
+  await svc.close();
+  const stack = await startStackFloor(database.url, 20);
+  try {
+    const body = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
+    const spec = { rate: RATE, url: `${stack.url}/graphql`, connections: CONNECTIONS, headers: {}, body };
+    await runLoad({ ...spec, seconds: 1 });
+    const m = await measure(stack.server, database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
+    report(`Koa + graphql-js + floor create c=${CONNECTIONS}`, m);
+  } finally {
+    await stack.stop();
+    await database.drop();
+  }
+}
+
 async function profileEnqueue(): Promise<void> {
   const svc = await startJobsService({ env: { SVC_LOG_LEVEL: 'error', SVC_DB_POOL_SIZE: '20' } });
   try {
@@ -242,7 +260,7 @@ const modes: Record<string, () => Promise<void>> = {
   // The actions bench's two models: `Bound` commits an action's job with each create, `Plain` does not.
   plain: () => profileCreate('Plain', resolve(import.meta.dirname, '..', 'actions', 'schema.ts')),
   bound: () => profileCreate('Bound', resolve(import.meta.dirname, '..', 'actions', 'schema.ts')),
-  read: profileRead, floor: profileFloor, 'floor-read': profileFloorRead, enqueue: profileEnqueue, complete: profileComplete,
+  read: profileRead, floor: profileFloor, stack: profileStack, 'floor-read': profileFloorRead, enqueue: profileEnqueue, complete: profileComplete,
 };
 if (!modes[mode]) throw new Error(`unknown mode ${mode}: one of ${Object.keys(modes).join(', ')}`);
 await modes[mode]();

@@ -131,7 +131,7 @@ export async function startStackFloor(url: string, poolSize: number) {
   app.use(router.routes());
   const server = createServer(app.callback());
   const port = await listen(server);
-  return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pool.end(); } };
+  return { url: `http://127.0.0.1:${port}`, server, stop: async () => { server.close(); await pool.end(); } };
 }
 
 /** A copy of the item table in schema `pgl`, with a trigger that appends the same event. */
