@@ -84,7 +84,7 @@ export class StatementNames {
       return undefined;
     }
     this.seen.delete(text);
-    const fresh = `svc_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+    const fresh = `svc_rec_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
     this.named.set(text, fresh);
     return fresh;
   }

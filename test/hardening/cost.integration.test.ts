@@ -68,8 +68,10 @@ describe('prepared statements', () => {
       const shaped = { ...where, ...(i >= 8 ? { OR: Array.from({ length: i - 6 }, () => ({ active: true })) } : {}) };
       for (let repeat = 0; repeat < 3; repeat++) expect((await admin(RECORDS, { model: 'Company', where: shaped, limit: 1 })).errors).toBeUndefined();
     }
-    // SVC_DB_POOL_SIZE=1: this runs on the very connection the records statements ran on.
-    const { n } = await service.ctx.db.one<{ n: number }>('select count(*)::int as n from pg_prepared_statements');
+    // SVC_DB_POOL_SIZE=1: this runs on the very connection the records statements ran on. The runtime's
+    // fixed statements (change feed, consumer cursors, projection refresh) are a bounded set, not counted.
+    const { n } = await service.ctx.db.one<{ n: number }>(
+      `select count(*)::int as n from pg_prepared_statements where name like 'svc\\_rec\\_%'`);
     expect(n).toBeLessThanOrEqual(5);
     expect(n).toBeGreaterThan(0);
   });
