@@ -37,7 +37,8 @@ export function jsonBody(options: JsonBodyOptions): Koa.Middleware {
     if (encoding !== '' && encoding !== 'identity') throw new HttpError(415, 'compressed request bodies are not accepted');
     const text = await readText(ctx.req, options.maxBodyBytes);
     const body = parse(text);
-    if (!delegated.has(ctx.path)) rejectNul(body);
+    // JSON can only carry U+0000 escaped (`\u0000`): text without a `\u` escape holds none.
+    if (!delegated.has(ctx.path) && mayHoldEscapes(text)) rejectNul(body);
     ctx.request.body = body;
     await next();
   };
@@ -52,9 +53,16 @@ function parse(text: string): unknown {
     throw malformed();
   }
   if (typeof body !== 'object' || body === null) throw malformed();
-  dropProtoKeys(body);
+  if (mayHoldEscapes(text) || text.includes('__proto__')) dropProtoKeys(body);
   return body;
 }
+
+/**
+ * Does the text hold a `\u` escape? Only through one can a JSON string or key
+ * spell U+0000 (raw control characters are refused by JSON.parse) or spell
+ * `__proto__` without the literal word: most bodies have none, and skip the walks.
+ */
+const mayHoldEscapes = (text: string): boolean => text.includes('\\u');
 
 /** Deletes every own `__proto__` key, iteratively (a reviver would recurse, and deep input would overflow the stack). */
 function dropProtoKeys(root: object): void {

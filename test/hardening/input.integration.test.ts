@@ -97,6 +97,21 @@ describe('__proto__ keys', () => {
     const json = (await gql.json()) as any;
     expect(json.data.create.name).toBe('Proto');
   });
+
+  it('are dropped when spelled with \\u escapes (the key JSON.parse makes is the same)', async () => {
+    const body = '{"email":"nobody@example.com","password":"wrong-password","\\u005f_proto__":{"polluted":true}}';
+    expect(Object.hasOwn(JSON.parse(body), '__proto__')).toBe(true);
+    const response = await fetch(`${service.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(401);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const gql = await fetch(`${service.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await service.token({ role: 'Admin' })}` },
+      body: '{"query":"mutation($d: JSON!) { create(model: \\"Company\\", data: $d) }","variables":{"d":{"name":"Escaped","__pro\\u0074o__":{"name":"x"}}}}',
+    });
+    const json = (await gql.json()) as any;
+    expect(json.data.create.name).toBe('Escaped');
+  });
 });
 
 describe('database errors in the log', () => {
