@@ -5,7 +5,7 @@
  *   read    GraphQL records (20 of 10,000 rows), c=64: svc-gen / raw floor / PostGraphile 5 /
  *           the floor's statement behind Koa, and behind Koa + graphql-js (svc-gen's stack alone)
  *   create  GraphQL create (row + event + audit), c=16 and c=64: the same five systems
- *   enqueue POST /jobs beside the create floor, c=16
+ *   enqueue POST /jobs beside the create floor, and beside its own statement behind a bare server, c=16
  *   jobs    drain of BENCH_JOBS no-op jobs: svc-gen over the per-job HTTP routes (lease 50,
  *           complete each, 16 in flight; complete p50/p99), svc-gen SDK with batched acks,
  *           the worker plane's own statements in process (the SDK row without HTTP),
@@ -26,7 +26,7 @@
 import { resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
-import { POSTGRAPHILE_SQL, startFloor, startPostGraphile, startStackFloor } from '../records/baselines.ts';
+import { POSTGRAPHILE_SQL, startEnqueueFloor, startFloor, startPostGraphile, startStackFloor } from '../records/baselines.ts';
 import { runLoad, type LoadResult } from '../records/load.ts';
 import { startGraphile, startPgBoss, type Baseline } from '../jobs/baselines.ts';
 import { freshDatabase, rate } from '../jobs/measure.ts';
@@ -192,14 +192,17 @@ async function baselineJobs(name: string, start: (url: string) => Promise<Baseli
 
 /** POST /jobs beside the create floor (c=16), alternating. */
 async function enqueue(floorCreate: HttpTarget): Promise<Enqueued> {
-  log('enqueue: POST /jobs beside the create floor, c=16');
+  log('enqueue: POST /jobs beside the create floor and its own statement\'s floor, c=16');
   const svc = await startSvc();
+  const enqueueFloor = await startEnqueueFloor(svc.service.database.url, POOL_SIZE);
   try {
-    const post = { name: 'POST /jobs', url: `${svc.service.url}/jobs`, headers: { authorization: `Bearer ${svc.jwt}` },
-      body: JSON.stringify({ queue: 'enqueue-bench', kind: 'noop', payload: { n: 1 } }) };
-    const [mine, floor] = await alternate([post, floorCreate], 16);
-    return { svc: mine, floor };
+    const body = JSON.stringify({ queue: 'enqueue-bench', kind: 'noop', payload: { n: 1 } });
+    const post = { name: 'POST /jobs', url: `${svc.service.url}/jobs`, headers: { authorization: `Bearer ${svc.jwt}` }, body };
+    const raw = { name: 'raw floor enqueue', url: enqueueFloor.url, headers: {}, body };
+    const [mine, floor, own] = await alternate([post, floorCreate, raw], 16);
+    return { svc: mine, floor, own };
   } finally {
+    await enqueueFloor.stop();
     await svc.close();
   }
 }
@@ -207,6 +210,8 @@ async function enqueue(floorCreate: HttpTarget): Promise<Enqueued> {
 interface Enqueued {
   readonly svc: LoadResult;
   readonly floor: LoadResult;
+  /** svc-gen's enqueue statement behind a bare http server. */
+  readonly own: LoadResult;
 }
 
 function enqueueLines(enqueued: Enqueued): Line[] {
@@ -215,6 +220,11 @@ function enqueueLines(enqueued: Enqueued): Line[] {
       detail: `p50 ${enqueued.svc.p50} ms, p99 ${enqueued.svc.p99} ms`,
       ratio: { value: enqueued.svc.rps / enqueued.floor.rps, of: 'create floor c=16', target: 0.9 } },
     { row: 'enqueue', system: 'raw floor create (c=16)', value: enqueued.floor.rps, unit: 'req/s' },
+    { row: 'enqueue', system: 'raw floor enqueue: the same statement as POST /jobs (c=16)', value: enqueued.own.rps, unit: 'jobs/s',
+      detail: `p50 ${enqueued.own.p50} ms, p99 ${enqueued.own.p99} ms`,
+      ratio: { value: enqueued.own.rps / enqueued.floor.rps, of: 'create floor c=16' } },
+    { row: 'enqueue', system: 'svc-gen POST /jobs / its statement\'s floor', value: enqueued.svc.rps / enqueued.own.rps, unit: 'x',
+      ratio: { value: enqueued.svc.rps / enqueued.own.rps, of: 'raw floor enqueue' } },
   ];
 }
 

@@ -187,3 +187,48 @@ export async function startPostGraphile(url: string, poolSize: number) {
   const port = await listen(server);
   return { url: `http://127.0.0.1:${port}`, stop: async () => { server.close(); await pgl.release(); await pool.end(); } };
 }
+
+/**
+ * The floor of `POST /jobs`: svc-gen's enqueue statement (the job row with
+ * its idempotency arbiter, its JobEnqueued event and its `job.enqueue` audit
+ * entry, in one prepared statement) behind a bare Node http server. The
+ * target of `POST /jobs` is set against the create floor; this row shows
+ * what the enqueue's own statement allows.
+ */
+export async function startEnqueueFloor(url: string, poolSize: number) {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const enqueue = async (body: { queue: string; kind: string; payload: unknown }) => {
+    const id = ulid();
+    const eventId = ulid();
+    const changes = JSON.stringify({ queue: body.queue, kind: body.kind, priority: 0, maxAttempts: 5 });
+    const { rows } = await pool.query({
+      name: 'floor_enqueue',
+      text: `with created as (
+         insert into svc_jobs (id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by)
+         values ($1, $2, $3, $4::jsonb, null, 5, 0, null, 'bench')
+         on conflict (coalesce(tenant_id, ''), queue, idempotency_key) where idempotency_key is not null do nothing
+         returning id
+       ), appended as (
+         insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+         select $5, 'Job', created.id, 1, 'JobEnqueued', $6::jsonb, 'bench', null from created
+       ), audited as (
+         insert into svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
+         select null, 'user', 'bench', 'Viewer', 'job.enqueue', 'Job', created.id, $5, 'success', $6::jsonb, '127.0.0.1', null, null from created
+       )
+       select id from created`,
+      values: [id, body.queue, body.kind, JSON.stringify(body.payload ?? {}), eventId, changes],
+    });
+    return rows[0];
+  };
+  const server = createServer(async (request, response) => {
+    try {
+      const job = await enqueue(await readBody(request));
+      response.writeHead(201, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ id: job.id, status: 'queued' }));
+    } catch {
+      response.writeHead(500).end();
+    }
+  });
+  const port = await listen(server);
+  return { url: `http://127.0.0.1:${port}`, server, stop: async () => { server.close(); await pool.end(); } };
+}
