@@ -18,7 +18,7 @@ import pg from 'pg';
 import { TokenSigner } from '../../runtime/auth/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.ts';
 import { buildFixture, REPO_ROOT } from '../../test/helpers/service.ts';
-import { runLoad, type LoadResult } from './load.ts';
+import { runLoad, type LoadResult } from '../records/load.ts';
 import { percentile, probe, type ProbeResult } from './probe.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);

@@ -23,7 +23,7 @@ import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
 import { mintWorker, startJobsService } from '../../test/jobs/helpers.ts';
 import { perJobWorker } from '../jobs/svc.ts';
-import { startFloor, startStackFloor } from '../records/baselines.ts';
+import { seedItemsSql, startFloor, startStackFloor } from '../records/baselines.ts';
 import { runLoad } from '../records/load.ts';
 import { processCpuMs } from '../cpu.ts';
 
@@ -163,7 +163,7 @@ async function profileRead(): Promise<void> {
     env: { RATE_LIMIT_RPS: '10000000', SVC_DB_POOL_SIZE: '20', SVC_LOG_LEVEL: 'error' },
   });
   try {
-    await svc.ctx.db.none(`insert into "item" ("id", "name", "price") select lpad(i::text, 26, '0'), 'item ' || i, i from generate_series(1, 10000) as i`);
+    await svc.ctx.db.none(seedItemsSql('"item"', 10_000));
     await svc.ctx.db.none('analyze');
     const token = await svc.token({ role: 'Sales', userId: 'bench' });
     const body = JSON.stringify({ query: '{ records(model: "Item", limit: 20) }' });
@@ -190,7 +190,7 @@ async function floorOf(workload: 'create' | 'records'): Promise<void> {
   const database = await createTestDatabase('svc_bench');
   const svc = await startTestService({ fixture: resolve(import.meta.dirname, '..', 'records', 'schema.ts'), database });
   if (workload === 'records') {
-    await svc.ctx.db.none(`insert into "item" ("id", "name", "price") select lpad(i::text, 26, '0'), 'item ' || i, i from generate_series(1, 10000) as i`);
+    await svc.ctx.db.none(seedItemsSql('"item"', 10_000));
     await svc.ctx.db.none('analyze');
   }
   await svc.close();

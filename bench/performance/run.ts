@@ -26,7 +26,7 @@
 import { resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
-import { POSTGRAPHILE_SQL, startEnqueueFloor, startFloor, startPostGraphile, startStackFloor } from '../records/baselines.ts';
+import { prepareRecordsDatabase, startEnqueueFloor, startFloor, startPostGraphile, startStackFloor } from '../records/baselines.ts';
 import { runLoad, type LoadResult } from '../records/load.ts';
 import { startGraphile, startPgBoss, type Baseline } from '../jobs/baselines.ts';
 import { freshDatabase, rate } from '../jobs/measure.ts';
@@ -55,8 +55,6 @@ interface Line {
 const lines: Line[] = [];
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
-const SEED = (table: string) => `insert into ${table} ("id", "name", "price")
-  select lpad(i::text, 26, '0'), 'item ' || i, i from generate_series(1, ${SEED_ROWS}) as i`;
 
 interface HttpTarget {
   readonly name: string;
@@ -103,10 +101,7 @@ async function records(withFloor: (floorCreate: HttpTarget) => Promise<void>): P
     env: { RATE_LIMIT_RPS: '10000000', SVC_DB_POOL_SIZE: String(POOL_SIZE), SVC_LOG_LEVEL: 'error' },
   });
   try {
-    await svc.ctx.db.none(SEED('"item"'));
-    await svc.ctx.db.multi(POSTGRAPHILE_SQL);
-    await svc.ctx.db.none(SEED('pgl.item'));
-    await svc.ctx.db.none('analyze');
+    await prepareRecordsDatabase(svc.ctx.db, SEED_ROWS);
     const floor = await startFloor(database.url, POOL_SIZE);
     const pgl = await startPostGraphile(database.url, POOL_SIZE);
     const stack = await startStackFloor(database.url, POOL_SIZE);

@@ -12,6 +12,18 @@ import Koa from 'koa';
 import pg from 'pg';
 import { newId as ulid } from '../../runtime/ids.ts'; // ULIDs from pooled randomness: the fastest raw way
 
+/** `rows` items (ids in key order) in `table`: what the read rows page through. */
+export const seedItemsSql = (table: string, rows: number) => `insert into ${table} ("id", "name", "price")
+  select lpad(i::text, 26, '0'), 'item ' || i, i from generate_series(1, ${rows}) as i`;
+
+/** The records benches' database: `rows` items for svc-gen and the floor, PostGraphile's copy with as many, analysed. */
+export async function prepareRecordsDatabase(db: { none(sql: string): Promise<unknown>; multi(sql: string): Promise<unknown> }, rows: number) {
+  await db.none(seedItemsSql('"item"', rows));
+  await db.multi(POSTGRAPHILE_SQL);
+  await db.none(seedItemsSql('pgl.item', rows));
+  await db.none('analyze');
+}
+
 /** Floor and PostGraphile notify here: no svc-gen listener should wake up for them. */
 const BENCH_CHANNEL = 'bench_changes';
 
@@ -63,12 +75,19 @@ function floorStatements(pool: pg.Pool) {
 export async function startFloor(url: string, poolSize: number) {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   const { create, records } = floorStatements(pool);
+  return bareServer(pool, 200, async (url, body) => ({ data: url === '/create' ? await create(body) : await records() }));
+}
+
+/**
+ * A bare Node http server over `pool`: the JSON body in, `answer`'s result out
+ * as JSON with `status` (500, without a body, when it throws).
+ */
+async function bareServer(pool: pg.Pool, status: number, answer: (url: string | undefined, body: any) => Promise<unknown>) {
   const server = createServer(async (request, response) => {
     try {
-      const body = await readBody(request);
-      const result = request.url === '/create' ? await create(body) : await records();
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ data: result }));
+      const result = await answer(request.url, await readBody(request));
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(result));
     } catch {
       response.writeHead(500).end();
     }
@@ -220,15 +239,5 @@ export async function startEnqueueFloor(url: string, poolSize: number) {
     });
     return rows[0];
   };
-  const server = createServer(async (request, response) => {
-    try {
-      const job = await enqueue(await readBody(request));
-      response.writeHead(201, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ id: job.id, status: 'queued' }));
-    } catch {
-      response.writeHead(500).end();
-    }
-  });
-  const port = await listen(server);
-  return { url: `http://127.0.0.1:${port}`, server, stop: async () => { server.close(); await pool.end(); } };
+  return bareServer(pool, 201, async (_, body) => ({ id: (await enqueue(body)).id, status: 'queued' }));
 }

@@ -33,7 +33,7 @@ autocannon({
 }, (error, result) => {
   if (error) throw error;
   process.stdout.write(JSON.stringify({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99,
-    errors: result.errors + result.timeouts, non2xx: result.non2xx }));
+    errors: result.errors + result.timeouts, non2xx: result.non2xx, statusCodes: result.statusCodeStats }));
 });`;
 
 const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
@@ -45,6 +45,14 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as LoadResult) : reject(new Error(`load generator exited with ${code}`))));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
+      const { statusCodes, ...result } = JSON.parse(output) as LoadResult & { statusCodes?: Record<string, unknown> };
+      // A run whose responses are errors must say which.
+      if (result.non2xx > 0 || result.errors > 0) {
+        process.stderr.write(`  ${spec.url}: ${result.errors} errors, ${result.non2xx} non-2xx, statuses ${JSON.stringify(statusCodes)}\n`);
+      }
+      resolve(result);
+    });
   });
 }

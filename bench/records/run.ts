@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
-import { POSTGRAPHILE_SQL, startFloor, startPostGraphile } from './baselines.ts';
+import { prepareRecordsDatabase, startFloor, startPostGraphile } from './baselines.ts';
 import { runLoad, type LoadResult } from './load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -23,8 +23,6 @@ interface Target {
   readonly records: string;
 }
 
-const SEED = (table: string) => `insert into ${table} ("id", "name", "price")
-  select lpad(i::text, 26, '0'), 'item ' || i, i from generate_series(1, ${ROWS}) as i`;
 
 async function main() {
   const database = await createTestDatabase('svc_bench');
@@ -41,10 +39,7 @@ async function measure(database: Awaited<ReturnType<typeof createTestDatabase>>)
     database,
     env: { RATE_LIMIT_RPS: '10000000', SVC_DB_POOL_SIZE: String(POOL_SIZE), SVC_LOG_LEVEL: 'error' },
   });
-  await svc.ctx.db.none(SEED('"item"'));
-  await svc.ctx.db.multi(POSTGRAPHILE_SQL);
-  await svc.ctx.db.none(SEED('pgl.item'));
-  await svc.ctx.db.none('analyze');
+  await prepareRecordsDatabase(svc.ctx.db, ROWS);
   const floor = await startFloor(database.url, POOL_SIZE);
   const pgl = await startPostGraphile(database.url, POOL_SIZE);
   const token = await svc.token({ role: 'Sales', userId: 'bench' });

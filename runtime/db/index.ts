@@ -6,6 +6,7 @@
  * client or a transaction. Embedded mode has exactly one connection, so that
  * deadlocks; on a real server it wastes a pooled connection.
  */
+import { createHash } from 'node:crypto';
 import pgPromise from 'pg-promise';
 import type { Config } from '../config/index.ts';
 import type { IDatabase, IMain, ITask } from 'pg-promise';
@@ -28,6 +29,11 @@ export type Tx = ITask<unknown>;
  */
 export const preparesStatements = (ctx: { readonly dbKind: 'server' | 'embedded'; readonly config: Config }): boolean =>
   ctx.dbKind === 'server' && ctx.config.db.prepared;
+
+/** A prepared statement's name for `text`: `prefix` and a digest of the text, so that one name never serves two texts. */
+export function statementName(prefix: string, text: string): string {
+  return `${prefix}_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+}
 
 /** A statement for pg-promise: prepared by name, or text with its values formatted in. */
 export type Fixed = string | { readonly name: string; readonly text: string; readonly values: unknown[] };

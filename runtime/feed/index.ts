@@ -51,14 +51,14 @@ export const feed: Capability = {
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const pool = readerPool(ctx);
+    const prepared = preparesStatements(ctx);
     const reader = new FeedReader({
-      db: pool?.db ?? ctx.db, notifier: ctx.dbKind === 'server' ? ctx.notifier : null, instanceId: newId(), log: ctx.log,
-      prepared: preparesStatements(ctx),
+      db: pool?.db ?? ctx.db, notifier: ctx.dbKind === 'server' ? ctx.notifier : null, instanceId: newId(), log: ctx.log, prepared,
     });
     await reader.start();
     const unpoke = ctx.services.events.onCommitted(() => reader.poke());
     const consumers = new Set<ConsumerHandle>();
-    ctx.services.feed = createFeedService(ctx, reader, consumers);
+    ctx.services.feed = createFeedService(ctx, reader, consumers, prepared);
     return {
       async stop() {
         unpoke();
@@ -83,8 +83,8 @@ function readerPool(ctx: ServiceContext): { db: Db; end(): Promise<void> } | nul
   return { db, end: () => db.$pool.end() };
 }
 
-function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: Set<ConsumerHandle>): ChangeFeed {
-  const catchUp = (s: Subscriber) => void replay(ctx, reader, s).catch((err: Error) => s.fail(err));
+function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: Set<ConsumerHandle>, prepared: boolean): ChangeFeed {
+  const catchUp = (s: Subscriber) => void replay(ctx, reader, s, prepared).catch((err: Error) => s.fail(err));
   return {
     get head() {
       return reader.head;
@@ -92,7 +92,7 @@ function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: S
     subscribe: (options = {}) => reader.subscribe(options, catchUp),
     async consume(consumer, options = {}) {
       await ensureCursor(ctx.db, consumer.name, options.start ?? 'now');
-      const handle = runConsumer(ctx.db, consumer, ctx.log, preparesStatements(ctx));
+      const handle = runConsumer(ctx.db, consumer, ctx.log, prepared);
       const unlisten = reader.onBatch(() => handle.wake(), { streams: consumer.streams, eventTypes: consumer.eventTypes });
       const owned: ConsumerHandle = {
         drain: () => handle.drain(),
@@ -114,11 +114,11 @@ function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: S
 }
 
 /** Reads from the subscriber's cursor until it reaches the reader's head, then hands it to the live batches. */
-async function replay(ctx: ServiceContext, reader: FeedReader, s: Subscriber): Promise<void> {
+async function replay(ctx: ServiceContext, reader: FeedReader, s: Subscriber, prepared: boolean): Promise<void> {
   for (;;) {
     await s.room();
     if (s.closed) return;
-    const page = await readPage(ctx.db, s.cursor, CATCH_UP_PAGE, false, filterOf([s.interest]), preparesStatements(ctx));
+    const page = await readPage(ctx.db, s.cursor, CATCH_UP_PAGE, false, filterOf([s.interest]), prepared);
     s.offer(page.changes, page.end);
     if (s.closed) return;
     // No await between this test and the switch: the reader cannot deliver in between.

@@ -7,9 +7,8 @@
  * unique-index entry, then skips; the follow-up SELECT (a new snapshot under
  * READ COMMITTED) sees the committed winner.
  */
-import { createHash } from 'node:crypto';
 import { newId, newMonotonicId } from '../ids.ts';
-import { anyRows, type Db, type Tx } from '../db/index.ts';
+import { anyRows, statementName, type Db, type Tx } from '../db/index.ts';
 import type { CreatedCte, EventStore, NamedCte, NewEvent } from '../events/index.ts';
 import { SYSTEM_ACTOR, type AuditEntryInput, type AuditLog } from '../audit/index.ts';
 import { normalizeJob, type NormalizedJob } from './input.ts';
@@ -51,10 +50,10 @@ export interface EnqueueLogs {
  */
 const statementNames = new Map<string, string>();
 
-function statementName(text: string): string {
+function nameOf(text: string): string {
   let name = statementNames.get(text);
   if (!name) {
-    name = `svc_jobs_enqueue_${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`;
+    name = statementName('svc_jobs_enqueue', text);
     statementNames.set(text, name);
   }
   return name;
@@ -97,7 +96,7 @@ async function enqueueOne(db: Db, logs: EnqueueLogs, job: NormalizedJob, id: str
   const audited = logs.audit.createdCte(enqueuedEntry(event, job, caller));
   const query = logs.events.withCreatedEvent(row, event, audited ? [audited] : []);
   if (!query) return (await db.tx((t) => resolveInTx(t, logs, [job], [id], caller)))[0];
-  const inserted = await anyRows<{ id: string }>(db, logs.prepared ? { name: statementName(query.text), ...query } : query);
+  const inserted = await anyRows<{ id: string }>(db, logs.prepared ? { name: nameOf(query.text), ...query } : query);
   if (inserted.length > 0) return { id };
   return (await resolveRepeats(db, [job], [id], new Set(), caller))[0];
 }

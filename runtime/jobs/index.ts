@@ -29,7 +29,6 @@ export { retryDelaySecs } from './backoff.ts';
 function createJobQueue(ctx: ServiceContext): JobQueue {
   const { db } = ctx;
   const { events } = ctx.services;
-  // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
   const logs = { events, audit: ctx.services.audit, prepared: preparesStatements(ctx) };
   const reserved = new Map<string, string>();
   const refuseReserved = (inputs: readonly EnqueueInput[]) => {
@@ -91,8 +90,7 @@ export const jobs: Capability = {
     mountAdminRoutes(ctx.router, auth, ctx.db, ctx.services.audit);
     mountWorkerRoutes(ctx.router, {
       db: ctx.db, events, realtime: ctx.services.realtime, log: ctx.log, metrics: ctx.services.metrics,
-      // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
-      prepared: preparesStatements(ctx),
+          prepared: preparesStatements(ctx),
     });
     mountAppRoutes(ctx.router, auth, queue, ctx.services.audit);
     const stopReclaimer = startReclaimer(ctx.db, events, ctx.log, ctx.config.jobs.reclaimIntervalSecs);

@@ -10,8 +10,7 @@
  * The version claim of custom projections stays: a rebuild records the
  * versions it replayed, and the live consumer must not apply them again.
  */
-import { createHash } from 'node:crypto';
-import { fixed, type Tx } from '../db/index.ts';
+import { fixed, statementName, type Tx } from '../db/index.ts';
 import type { ChangeFeed, ConsumerHandle, DurableConsumer, FeedChange } from '../feed/index.ts';
 import { refreshSql } from './sync.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
@@ -95,7 +94,7 @@ interface RefreshStatement {
 
 function refreshStatement(p: TableProjection): RefreshStatement {
   const text = refreshSql(p);
-  return { name: `svc_refresh_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`, text };
+  return { name: statementName('svc_refresh', text), text };
 }
 
 /** One statement per MAX_IDS_PER_STATEMENT ids, prepared when `prepared` (planned once, not once per batch). */

@@ -2,9 +2,8 @@
  * What every records operation shares: compiled models, access table, the
  * database, and the statement runner. Built once per service.
  */
-import { createHash } from 'node:crypto';
 import type { AccessTable, EmbedDef, Operation, SchemaIR } from '../ir/types.ts';
-import { anyRows, type Db, type Tx } from '../db/index.ts';
+import { anyRows, statementName, type Db, type Tx } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -84,7 +83,7 @@ export class StatementNames {
       return undefined;
     }
     this.seen.delete(text);
-    const fresh = `svc_rec_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+    const fresh = statementName('svc_rec', text);
     this.named.set(text, fresh);
     return fresh;
   }

@@ -64,8 +64,7 @@ export function createRecordService(ctx: ServiceContext): RecordService {
   const deps = createDeps({
     ir: ctx.ir, access: ctx.access, db: ctx.db, readDb: ctx.readDb, events: ctx.services.events, audit: ctx.services.audit,
     resolvers: ctx.resolvers, log: ctx.log,
-    // Named prepared statements do not survive a transaction pooler (SVC_DB_POOLER, SVC_DB_PREPARED).
-    prepared: preparesStatements(ctx),
+      prepared: preparesStatements(ctx),
     limits: {
       where: { maxDepth: ctx.config.graphql.maxWhereDepth, maxNodes: ctx.config.graphql.maxWhereNodes },
       maxPreparedStatements: ctx.config.maxPreparedStatements,

@@ -106,14 +106,8 @@ function toRunState(run: any, steps: any[]): RunState {
   };
 }
 
-export interface StepWrite {
-  readonly position: number;
-  readonly stepId: string;
-  readonly status: StepStatus;
-  readonly attempts: number;
-  readonly output: unknown;
-  readonly error: string | null;
-  readonly jobId: string | null;
+/** A step record as written: the times are the database's (`now()`), the wake-up relative to it. */
+export interface StepWrite extends Omit<StepRecord, 'wakeAt' | 'startedAt' | 'finishedAt'> {
   /** Seconds from now until the step is looked at again (delay, retry); null: none. */
   readonly wakeInSecs: number | null;
 }
