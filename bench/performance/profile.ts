@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/performance/profile.ts <create|plain|bound|floor|stack|read|floor-read|enqueue|complete>`:
+ * `npx tsx bench/performance/profile.ts <create|plain|bound|floor|stack|read|floor-read|enqueue|floor-enqueue|complete>`:
  * where one hot request's time goes. Runs the server in this process under
  * load from a child process, and reports per request: the statements sent
  * to Postgres (every `Client.query` of node-postgres, BEGIN and COMMIT
@@ -21,9 +21,9 @@ import pg from 'pg';
 import type { Server } from 'node:http';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
-import { mintWorker, startJobsService } from '../../test/jobs/helpers.ts';
+import { createJobsDatabase, mintWorker, startJobsService } from '../../test/jobs/helpers.ts';
 import { perJobWorker } from '../jobs/svc.ts';
-import { seedItemsSql, startFloor, startStackFloor } from '../records/baselines.ts';
+import { seedItemsSql, startEnqueueFloor, startFloor, startStackFloor } from '../records/baselines.ts';
 import { runLoad } from '../records/load.ts';
 import { processCpuMs } from '../cpu.ts';
 
@@ -239,6 +239,25 @@ async function profileEnqueue(): Promise<void> {
   }
 }
 
+/** `POST /jobs`'s own statement behind a bare server: what svc-gen's enqueue adds is the rest. */
+async function profileFloorEnqueue(): Promise<void> {
+  // The jobs tables are the runtime's: start the service once to create them.
+  const database = await createJobsDatabase();
+  await (await startJobsService({ database })).close();
+  // PROFILE_KOA=1: the same statement behind Koa + @koa/router (the stack alone).
+  const floor = process.env.PROFILE_KOA ? await startStackFloor(database.url, 20) : await startEnqueueFloor(database.url, 20);
+  try {
+    const spec = { rate: RATE, url: `${floor.url}/${process.env.PROFILE_KOA ? 'koa/' : ''}jobs`, connections: CONNECTIONS, headers: {},
+      body: JSON.stringify({ queue: 'enqueue-bench', kind: 'noop', payload: { n: 1 } }) };
+    await runLoad({ ...spec, seconds: 1 });
+    const m = await measure(floor.server, database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
+    report(`${process.env.PROFILE_KOA ? 'Koa + ' : ''}floor POST /jobs c=${CONNECTIONS}`, m);
+  } finally {
+    await floor.stop();
+    await database.drop();
+  }
+}
+
 async function profileComplete(): Promise<void> {
   const count = Number(process.env.PROFILE_JOBS ?? 5000);
   const svc = await startJobsService({ env: { SVC_LOG_LEVEL: 'error', SVC_DB_POOL_SIZE: '20' } });
@@ -260,7 +279,7 @@ const modes: Record<string, () => Promise<void>> = {
   // The actions bench's two models: `Bound` commits an action's job with each create, `Plain` does not.
   plain: () => profileCreate('Plain', resolve(import.meta.dirname, '..', 'actions', 'schema.ts')),
   bound: () => profileCreate('Bound', resolve(import.meta.dirname, '..', 'actions', 'schema.ts')),
-  read: profileRead, floor: profileFloor, stack: profileStack, 'floor-read': profileFloorRead, enqueue: profileEnqueue, complete: profileComplete,
+  read: profileRead, floor: profileFloor, stack: profileStack, 'floor-read': profileFloorRead, enqueue: profileEnqueue, 'floor-enqueue': profileFloorEnqueue, complete: profileComplete,
 };
 if (!modes[mode]) throw new Error(`unknown mode ${mode}: one of ${Object.keys(modes).join(', ')}`);
 await modes[mode]();

@@ -103,6 +103,7 @@ async function bareServer(pool: pg.Pool, status: number, answer: (url: string | 
  * chosen stack alone costs against the raw floor, measured beside it:
  *
  *   POST /koa/create, POST /koa/records   Koa + router + a JSON body: the statement's rows as JSON
+ *   POST /koa/jobs                        the same around `POST /jobs`'s own statement (needs the jobs tables)
  *   POST /graphql                         the same + graphql-js: `create(model, data: JSON)` and
  *                                         `records(model, limit)`, each document parsed and validated
  *                                         once (cached by its text), `execute` per request
@@ -110,6 +111,7 @@ async function bareServer(pool: pg.Pool, status: number, answer: (url: string | 
 export async function startStackFloor(url: string, poolSize: number) {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   const { create, records } = floorStatements(pool);
+  const enqueue = enqueueStatement(pool);
   const schema = buildSchema(`
     scalar JSON
     type Query { records(model: String!, limit: Int): JSON }
@@ -140,6 +142,11 @@ export async function startStackFloor(url: string, poolSize: number) {
     await readBody(ctx.req);
     ctx.body = JSON.stringify({ data: await records() });
     ctx.type = 'application/json';
+  });
+  router.post('/koa/jobs', async (ctx) => {
+    ctx.body = JSON.stringify({ id: (await enqueue(await readBody(ctx.req))).id });
+    ctx.type = 'application/json';
+    ctx.status = 201;
   });
   router.post('/graphql', async (ctx) => {
     const body = await readBody(ctx.req);
@@ -214,8 +221,8 @@ export async function startPostGraphile(url: string, poolSize: number) {
  * target of `POST /jobs` is set against the create floor; this row shows
  * what the enqueue's own statement allows.
  */
-export async function startEnqueueFloor(url: string, poolSize: number) {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+/** `POST /jobs`'s own statement (job, JobEnqueued event and audit entry in one statement), prepared, from pg. */
+function enqueueStatement(pool: pg.Pool) {
   const enqueue = async (body: { queue: string; kind: string; payload: unknown }) => {
     const id = ulid();
     const eventId = ulid();
@@ -239,5 +246,11 @@ export async function startEnqueueFloor(url: string, poolSize: number) {
     });
     return rows[0];
   };
+  return enqueue;
+}
+
+export async function startEnqueueFloor(url: string, poolSize: number) {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const enqueue = enqueueStatement(pool);
   return bareServer(pool, 201, async (_, body) => ({ id: (await enqueue(body)).id, status: 'queued' }));
 }
