@@ -74,8 +74,7 @@ export const audit: Capability = {
     const { policy, retainDays } = ctx.config.audit;
     const log = createAuditLog(ctx.db, { policy, trustForwardedFor: ctx.config.rateLimit.trustForwardedFor }, ctx.log);
     ctx.services.audit = log;
-    // Registered before every later capability's routes, so it sees their 401s and 403s.
-    if (policy !== 'off') ctx.router.use(deniedAttempts(log));
+    if (policy !== 'off') ctx.observeErrors(deniedAttempts(log));
     ctx.services.openapi.add(AUDIT_PATHS);
     mountAuditRoutes(ctx.router, {
       db: ctx.db,

@@ -29,11 +29,25 @@ const INSERT_MANY = `insert into svc_audit (${COLUMNS})
 const MAX_TEXT = 512;
 const clip = (value: string | null | undefined) => (value ? value.slice(0, MAX_TEXT) : null);
 
-/** Replaces secret keys, at any depth, by "[redacted]". */
+/** Replaces secret keys, at any depth, by "[redacted]": a copy only when there is one (most changes have none). */
 export function scrub(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(scrub);
+  return holdsSecret(value) ? redacted(value) : value;
+}
+
+function holdsSecret(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || value instanceof Date) return false;
+  if (Array.isArray(value)) return value.some(holdsSecret);
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (SECRET_KEYS.test(key) || holdsSecret((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
+function redacted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redacted);
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
-  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, SECRET_KEYS.test(key) ? REDACTED : scrub(v)]));
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, SECRET_KEYS.test(key) ? REDACTED : redacted(v)]));
 }
 
 export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): AuditLog {

@@ -10,12 +10,9 @@ import type { Config } from '../config/index.ts';
 
 const EXPOSED = ['Retry-After', 'X-Request-Id'];
 
-export function corsPolicy(origins: readonly string[] | null): Koa.Middleware {
-  if (origins === null || origins.length === 0) {
-    return function sameOriginOnly(_ctx, next) {
-      return next();
-    };
-  }
+/** Null when same-origin only: no middleware at all (browsers then refuse cross-origin reads). */
+export function corsPolicy(origins: readonly string[] | null): Koa.Middleware | null {
+  if (origins === null || origins.length === 0) return null;
   const any = origins.includes('*');
   const allowed = new Set(origins.map((origin) => origin.replace(/\/+$/, '')));
   return cors({
@@ -25,4 +22,4 @@ export function corsPolicy(origins: readonly string[] | null): Koa.Middleware {
   });
 }
 
-export const corsEdge = (config: Config): Koa.Middleware => corsPolicy(config.corsOrigins);
+export const corsEdge = (config: Config): Koa.Middleware | null => corsPolicy(config.corsOrigins);

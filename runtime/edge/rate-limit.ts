@@ -26,11 +26,28 @@ export function isExempt(path: string): boolean {
  * a proxy in front, clients can forge the header: operators turn trust off.
  */
 export function clientAddress(ctx: Koa.Context, trustForwardedFor: boolean): string {
-  const forwarded = trustForwardedFor ? ctx.get('x-forwarded-for').split(',')[0]?.trim() : '';
-  const address = forwarded || ctx.req.socket.remoteAddress || 'unknown';
-  // Bounded: a key is kept in memory per client.
-  return address.replace(/^::ffff:(?=\d+\.)/, '').slice(0, 64).toLowerCase();
+  if (trustForwardedFor) {
+    const forwarded = ctx.get('x-forwarded-for');
+    const first = forwarded === '' ? '' : forwarded.split(',')[0].trim();
+    if (first !== '') return normalizedAddress(first);
+  }
+  return peerAddress(ctx.req.socket);
 }
+
+/** The socket's peer, normalised once per connection (keep-alive connections carry many requests). */
+const peers = new WeakMap<object, string>();
+
+function peerAddress(socket: { remoteAddress?: string }): string {
+  let address = peers.get(socket);
+  if (address === undefined) {
+    address = normalizedAddress(socket.remoteAddress || 'unknown');
+    peers.set(socket, address);
+  }
+  return address;
+}
+
+// Bounded: a key is kept in memory per client.
+const normalizedAddress = (address: string): string => address.replace(/^::ffff:(?=\d+\.)/, '').slice(0, 64).toLowerCase();
 
 export function rateLimit(options: RateLimitOptions): Koa.Middleware {
   const buckets = new TokenBuckets({ capacity: options.requests, windowSecs: options.windowSecs, maxEntries: options.maxClients });

@@ -12,14 +12,19 @@ import { HttpError, restBody, SafeError } from './errors.ts';
 export interface AppOptions {
   readonly log: Logger;
   readonly maxBodyBytes: number;
-  /** Edge middleware run before routing (CORS, rate limit ...), in order. */
-  readonly edge?: readonly Koa.Middleware[];
+  /** Edge middleware run before routing (CORS, rate limit ...), in order; null: not configured. */
+  readonly edge?: readonly (Koa.Middleware | null)[];
   /** Told of every answered request (final status set); the list may grow after createApp. */
   readonly observers?: readonly RequestObserver[];
+  /** Told of every error a request throws, before it is rendered; the list may grow after createApp. */
+  readonly errorObservers?: readonly ErrorObserver[];
 }
 
 /** Sees a request once its response status is final; `seconds` is its latency. */
 export type RequestObserver = (ctx: Koa.Context, seconds: number) => void;
+
+/** Sees an error a request threw (the audit of denied attempts); awaited before the error is answered. */
+export type ErrorObserver = (ctx: Koa.Context, error: unknown) => Promise<void>;
 
 declare module 'koa' {
   interface DefaultState {
@@ -31,35 +36,40 @@ export function createApp(options: AppOptions): { app: Koa; router: Router } {
   const app = new Koa({ proxy: false });
   const router = new Router();
   app.silent = true;
-  app.use(requestContext(options.log, options.observers ?? []));
-  app.use(errorBody(options.log));
-  for (const middleware of options.edge ?? []) app.use(middleware);
+  app.use(edge(options.log, options.observers ?? [], options.errorObservers ?? []));
+  for (const middleware of options.edge ?? []) if (middleware) app.use(middleware);
   app.use(jsonBody({ maxBodyBytes: options.maxBodyBytes, nulCheckedBy: ['/graphql'] }));
-  app.use(methodNotAllowedJson);
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(routesByFirstSegment(router));
   app.use(async function notFoundJson(ctx) {
     ctx.status = 404;
-    ctx.body = { error: 'not found', code: 'NOT_FOUND' };
+    ctx.body = NOT_FOUND;
   });
   return { app, router };
 }
 
-async function methodNotAllowedJson(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  await next();
-  // The router's 405 has no body; a handler's own 405 (a GraphQL mutation over GET) keeps its body.
-  if (ctx.status === 405 && ctx.body == null) ctx.body = { error: 'method not allowed', code: 'METHOD_NOT_ALLOWED' };
-}
-
-function requestContext(log: Logger, observers: readonly RequestObserver[]): Koa.Middleware {
-  return async function requestContext(ctx, next) {
+/**
+ * The outermost middleware, one per request (one promise, not three): the
+ * request id, the JSON body of every error and of the router's 405, and the
+ * observers (metrics, the audit of denials).
+ */
+function edge(log: Logger, observers: readonly RequestObserver[], errorObservers: readonly ErrorObserver[]): Koa.Middleware {
+  return async function edge(ctx, next) {
     const incoming = ctx.get('x-request-id');
-    const requestId = /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    const requestId = incoming !== '' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
     try {
       await next();
+      // The router turns the 404 of a known path into 405 (with Allow); a handler's own 405 (a GraphQL mutation over GET) keeps its body.
+      if (ctx.status === 405 && (ctx.body == null || ctx.body === NOT_FOUND)) ctx.body = METHOD_NOT_ALLOWED;
+    } catch (error) {
+      for (const observe of errorObservers) await observe(ctx, error);
+      const { status, body, headers } = toResponse(error);
+      if (status >= 500) log.error({ err: safeErr(error), requestId, path: ctx.path }, 'request failed');
+      ctx.status = status;
+      ctx.set(headers);
+      ctx.body = body;
     } finally {
       const seconds = (performance.now() - started) / 1000;
       for (const observe of observers) observe(ctx, seconds);
@@ -71,18 +81,58 @@ function requestContext(log: Logger, observers: readonly RequestObserver[]): Koa
   };
 }
 
-function errorBody(log: Logger): Koa.Middleware {
-  return async function errorBody(ctx, next) {
-    try {
-      await next();
-    } catch (error) {
-      const { status, body, headers } = toResponse(error);
-      if (status >= 500) log.error({ err: safeErr(error), requestId: ctx.state.requestId, path: ctx.path }, 'request failed');
-      ctx.status = status;
-      ctx.set(headers);
-      ctx.body = body;
-    }
+const REQUEST_ID = /^[\w.-]{1,128}$/;
+const NOT_FOUND = Object.freeze({ error: 'not found', code: 'NOT_FOUND' });
+const METHOD_NOT_ALLOWED = Object.freeze({ error: 'method not allowed', code: 'METHOD_NOT_ALLOWED' });
+
+/**
+ * The router's routes and its 405/501 answers, dispatched on the path's first
+ * segment. @koa/router tests every route's pattern on every request (some
+ * sixty in a service); here a request is matched only against the routes that
+ * share its first segment, plus those whose first segment is not literal
+ * (a parameter, or middleware on every path). The groups are built on first
+ * use and again whenever routes were added since.
+ */
+function routesByFirstSegment(router: Router): Koa.Middleware {
+  let built: { routes: number; groups: Map<string, Koa.Middleware>; other: Koa.Middleware } | null = null;
+  return function routes(ctx, next) {
+    if (built?.routes !== router.stack.length) built = { routes: router.stack.length, ...groupsOf(router) };
+    return (built.groups.get(firstSegment(ctx.path)) ?? built.other)(ctx, next);
   };
+}
+
+/** Lower-cased: the router's patterns are case-insensitive (its default). */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return (end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase();
+}
+
+/** The literal first segment of a route's pattern, or null when any path may match it. */
+function literalFirstSegment(layer: Router['stack'][number]): string | null {
+  if (layer.methods.length === 0 || typeof layer.path !== 'string' || !layer.path.startsWith('/')) return null;
+  const segment = firstSegment(layer.path);
+  return segment === '' || /[^\w.~-]/.test(segment) ? null : segment;
+}
+
+function groupsOf(router: Router): { groups: Map<string, Koa.Middleware>; other: Koa.Middleware } {
+  const keys = new Set<string>();
+  for (const layer of router.stack) {
+    const key = literalFirstSegment(layer);
+    if (key !== null) keys.add(key);
+  }
+  const dispatcher = (key: string | null): Koa.Middleware => {
+    const group = new Router();
+    group.methods = router.methods;
+    // The same layers, in the router's order: those of this segment and those of any.
+    group.stack = router.stack.filter((layer) => {
+      const own = literalFirstSegment(layer);
+      return own === null || own === key;
+    });
+    const routes = group.routes() as Koa.Middleware;
+    const allowed = group.allowedMethods() as Koa.Middleware;
+    return (ctx, next) => routes(ctx, () => allowed(ctx, next));
+  };
+  return { groups: new Map([...keys].map((key) => [key, dispatcher(key)])), other: dispatcher(null) };
 }
 
 function toResponse(error: unknown): { status: number; body: object; headers: Record<string, string> } {

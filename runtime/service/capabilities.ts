@@ -29,7 +29,8 @@ import { diagnostics } from '../diagnostics/index.ts';
 import { metrics } from '../metrics/index.ts';
 import { openapi } from '../openapi/index.ts';
 
-export type EdgeFactory = (config: Config, log: Logger) => Koa.Middleware;
+/** Null: the edge is not configured (no middleware on the path). */
+export type EdgeFactory = (config: Config, log: Logger) => Koa.Middleware | null;
 
 // CORS first, so that a 429 still carries the headers a browser needs to read it.
 export const EDGE: readonly EdgeFactory[] = [corsEdge, rateLimitEdge];

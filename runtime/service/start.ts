@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config, type Env } from '../config/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { openServiceDatabase, migrate, type Database, type MigrationSet } from '../db/index.ts';
-import { createApp, type RequestObserver } from '../http/app.ts';
+import { createApp, type ErrorObserver, type RequestObserver } from '../http/app.ts';
 import { drainServer } from '../http/drain.ts';
 import { fromSnapshot } from '../ir/snapshot.ts';
 import { createEventStore } from '../events/index.ts';
@@ -151,7 +151,10 @@ function createHttpServer(config: Config): { server: Server; sockets: Set<Socket
 function assemble(definition: ServiceDefinition, config: Config, log: Logger, root: string, database: Database, server: Server) {
   const ir = fromSnapshot(definition.snapshot);
   const observers: RequestObserver[] = [];
-  const { app, router } = createApp({ log, maxBodyBytes: config.maxBodyBytes, edge: EDGE.map((m) => m(config, log)), observers });
+  const errorObservers: ErrorObserver[] = [];
+  const { app, router } = createApp({
+    log, maxBodyBytes: config.maxBodyBytes, edge: EDGE.map((m) => m(config, log)), observers, errorObservers,
+  });
   const upgrades = new Map<string, UpgradeHandler>();
   const tokens = new TokenSigner(config.auth.jwtSecret, config.auth.accessTokenTtlSecs);
   // Later capabilities add their services during init (see CAPABILITIES order).
@@ -168,6 +171,7 @@ function assemble(definition: ServiceDefinition, config: Config, log: Logger, ro
     log, router, server, services,
     onUpgrade: (path, handler) => void upgrades.set(path, handler),
     observeRequests: (observer) => void observers.push(observer),
+    observeErrors: (observer) => void errorObservers.push(observer),
   };
   return { ctx, app, upgrades };
 }

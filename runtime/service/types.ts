@@ -14,7 +14,7 @@ import type { Config } from '../config/index.ts';
 import type { Db, MigrationSet, Notifier, Tx } from '../db/index.ts';
 import type { IMain } from 'pg-promise';
 import type { Logger } from '../log/index.ts';
-import type { RequestObserver } from '../http/app.ts';
+import type { ErrorObserver, RequestObserver } from '../http/app.ts';
 import type { AccessTable, SchemaIR } from '../ir/types.ts';
 import type { EventStore } from '../events/index.ts';
 import type { Authenticator, Principal, TokenSigner } from '../auth/index.ts';
@@ -93,6 +93,8 @@ export interface ServiceContext {
   onUpgrade(path: string, handler: UpgradeHandler): void;
   /** Calls `observer` for every HTTP request once its status is final (metrics). */
   observeRequests(observer: RequestObserver): void;
+  /** Calls `observer` with every error a request throws, before it is answered (the audit of denied attempts). */
+  observeErrors(observer: ErrorObserver): void;
   readonly services: Services;
 }
 
