@@ -74,8 +74,7 @@ function leaseSql(tenantScoped: boolean): string {
   update svc_jobs j
      set status = 'leased', attempts = j.attempts + 1, lease_id = ${LEASE_ID},
          lease_secs = $3, visible_at = now() + make_interval(secs => $3), worker_id = $4, updated_at = now()
-    from picked
-   where j.id = picked.id
+   where j.id = any(array(select id from picked))
   returning j.id, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.lease_id, j.priority, j.tenant_id`;
 }
 

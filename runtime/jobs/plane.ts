@@ -84,19 +84,30 @@ function build(events: EventStore): Built | null {
   if (!leasedEvents || !completedEvents || !failedEvents) return null;
   return {
     // $2 queues, $3 capacity, $4 visibility, $5 event ids (capacity of them).
-    // Per queue, a lateral index scan in (priority desc, id) order, as lease.ts.
+    // Per queue, a lateral index scan in (priority desc, id) order, as lease.ts. A token of
+    // any tenant and a tenant-bound one take separate branches (only one runs): written as
+    // one `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
+    // where the whole queue may match, and scans and sorts the table instead of the index.
     lease: `
       with w as (${WORKER}),
       allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> $2::text[]),
       picked as (
         select c.id from allowed a cross join unnest($2::text[]) as q(name)
         cross join lateral (
-          select id, priority from svc_jobs
-           where status = 'queued' and queue = q.name and visible_at <= now()
-             and (a.tenant_id is null or tenant_id = a.tenant_id)
-           order by priority desc, id
-           limit $3::int
-           for update skip locked
+          select * from (
+            select id, priority from svc_jobs
+             where a.tenant_id is null and status = 'queued' and queue = q.name and visible_at <= now()
+             order by priority desc, id
+             limit $3::int
+             for update skip locked) any_tenant
+          union all
+          select * from (
+            select id, priority from svc_jobs
+             where a.tenant_id is not null and status = 'queued' and queue = q.name and visible_at <= now()
+               and tenant_id = a.tenant_id
+             order by priority desc, id
+             limit $3::int
+             for update skip locked) one_tenant
         ) c
         order by c.priority desc, c.id
         limit $3::int
@@ -106,8 +117,7 @@ function build(events: EventStore): Built | null {
            set status = 'leased', attempts = j.attempts + 1, lease_id = ${LEASE_ID},
                lease_secs = $4::int, visible_at = now() + make_interval(secs => $4::int),
                worker_id = (select id from allowed), updated_at = now()
-          from picked
-         where j.id = picked.id
+         where j.id = any(array(select id from picked))
         returning j.id, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.lease_id, j.priority, j.tenant_id, j.worker_id
       ),
       numbered as (select l.*, row_number() over () as n from leased l),

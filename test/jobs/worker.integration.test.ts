@@ -122,10 +122,13 @@ describe('POST /jobs/lease', () => {
   it('a tenant-bound token leases only its tenant\'s jobs', async () => {
     const queue = freshQueue();
     const mine = (await userClient(service, 'Viewer', 'u', 'tenant-w')('POST', '/jobs', { queue, kind: 'k' })).body.id;
-    await userClient(service, 'Viewer', 'u', 'tenant-v')('POST', '/jobs', { queue, kind: 'k' });
+    const theirs = (await userClient(service, 'Viewer', 'u', 'tenant-v')('POST', '/jobs', { queue, kind: 'k' })).body.id;
     const scoped = workerClient(service, (await mintWorker(service, ['*'], 'tenant-w')).token);
     const reply = await scoped('/jobs/lease', { queues: [queue], capacity: 10, visibilitySecs: 30 });
     expect(reply.body.jobs.map((j: { id: string }) => j.id)).toEqual([mine]);
+    // A token of any tenant takes the rest.
+    const rest = await worker('/jobs/lease', { queues: [queue], capacity: 10, visibilitySecs: 30 });
+    expect(rest.body.jobs.map((j: { id: string }) => j.id)).toEqual([theirs]);
   });
 });
 
