@@ -83,12 +83,17 @@ export async function startFloor(url: string, poolSize: number) {
  * as JSON with `status` (500, without a body, when it throws).
  */
 async function bareServer(pool: pg.Pool, status: number, answer: (url: string | undefined, body: any) => Promise<unknown>) {
+  const reported = new Set<string>();
   const server = createServer(async (request, response) => {
     try {
       const result = await answer(request.url, await readBody(request));
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(result));
-    } catch {
+    } catch (error) {
+      // A floor that fails must say why (once per message), or its rate means nothing.
+      const message = error instanceof Error ? error.message : String(error);
+      if (!reported.has(message)) process.stderr.write(`  floor error: ${message}\n`);
+      reported.add(message);
       response.writeHead(500).end();
     }
   });
