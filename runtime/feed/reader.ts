@@ -42,7 +42,7 @@ export interface FeedStats {
   readonly reads: number;
   readonly failures: number;
   readonly subscribers: number;
-  /** Commit-to-read delay of the oldest change of the last non-empty page, in ms. */
+  /** Commit-to-read delay of the oldest change of the last page, in ms; 0 once a read finds nothing new (caught up). */
   readonly lastLagMs: number;
   readonly maxLagMs: number;
   /** Time spent in reads since start, in ms (with `reads`: the mean read time). */
@@ -220,7 +220,11 @@ export class FeedReader {
 
   private deliver(changes: readonly FeedChange[], end: FeedPosition, lagMs: number): void {
     this.head_ = end;
-    if (changes.length === 0) return;
+    if (changes.length === 0) {
+      // Nothing new up to the horizon: the feed is not behind, whatever the last burst's lag was.
+      this.stats_.lastLagMs = 0;
+      return;
+    }
     this.stats_.delivered += changes.length;
     this.stats_.lastLagMs = lagMs;
     this.stats_.maxLagMs = Math.max(this.stats_.maxLagMs, lagMs);

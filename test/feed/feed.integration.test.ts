@@ -4,6 +4,7 @@
  * commit out of id order, and a subscriber that overflows.
  */
 import pg from 'pg';
+import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { comparePositions, FeedOverflowError, type FeedChange } from '../../runtime/feed/index.ts';
 import { ADMIN_URL } from '../helpers/db.ts';
@@ -125,6 +126,21 @@ describe('change feed', () => {
     const company = await create(api, 'Company', { name: 'After the outage' });
     await until(() => onSecond.changes.some((c) => c.recordId === company.id), 'a write after the outage');
     onSecond.subscription.close();
+  });
+
+  it('reports the lag of a late change, and no lag once it has caught up', async () => {
+    const feed = second.ctx.services.feed;
+    const writer = await client();
+    // A change that took 30 s from its commit to the reader (as if the reader had been stuck).
+    await writer.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, occurred_at)
+                        values ($1, 'Company', $2, 1, 'Created', '{}'::jsonb, 'test', now() - interval '30 seconds')`, [ulid(), ulid()]);
+    feed.poke();
+    await until(() => feed.stats().lastLagMs >= 29_000, 'the late change to be read');
+    const reads = feed.stats().reads;
+    feed.poke();
+    await until(() => feed.stats().reads > reads, 'a read that finds nothing new');
+    expect(feed.stats().lastLagMs).toBe(0);
+    expect(feed.stats().maxLagMs).toBeGreaterThanOrEqual(29_000);
   });
 
   // Four interleavings of two transactions: which one inserts its event first, and which commits first.
