@@ -6,21 +6,15 @@
  * known one, parameters matched, the request id on every answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestDatabase } from '../helpers/db.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { ownDatabase } from '../auth/helpers.ts';
+import type { TestService } from '../helpers/service.ts';
+import { startRecordsService } from '../records/helpers.ts';
 
-let database: TestDatabase;
 let svc: TestService;
 
 beforeAll(async () => {
-  database = await ownDatabase();
-  svc = await startTestService({ database });
+  svc = await startRecordsService();
 });
-afterAll(async () => {
-  await svc?.close();
-  await database?.drop();
-});
+afterAll(() => svc?.close());
 
 interface Case {
   readonly method: string;
