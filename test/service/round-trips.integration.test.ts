@@ -7,61 +7,25 @@
  * a complete and a records read each send one statement, with no BEGIN or
  * COMMIT around it.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
+import { recordStatements, type StatementRecorder } from '../helpers/statements.ts';
 import { CREATE, RECORDS, startRecordsService } from '../records/helpers.ts';
 import { bearer, call, mintWorker, workerHeader } from '../jobs/helpers.ts';
 
-interface Recording {
-  readonly sent: string[];
-  open: boolean;
-}
-
-const requestContext = new AsyncLocalStorage<Recording>();
-let last: Recording = { sent: [], open: false };
-
-// Every Client.query of the project's pg and of pg-promise's own copy of it.
-const require = createRequire(import.meta.url);
-const clients = new Set([pg.Client, (require(createRequire(require.resolve('pg-promise')).resolve('pg')) as typeof pg).Client]);
-const originals = new Map<typeof pg.Client, (...args: unknown[]) => unknown>();
-for (const Client of clients) {
-  const original = Client.prototype.query as (...args: unknown[]) => unknown;
-  originals.set(Client, original);
-  Client.prototype.query = function query(this: unknown, ...args: unknown[]) {
-    const recording = requestContext.getStore();
-    if (recording?.open) {
-      const first = args[0] as string | { text?: string; name?: string };
-      recording.sent.push((typeof first === 'string' ? first : first?.text ?? `(named ${first?.name})`).replace(/\s+/g, ' ').trim());
-    }
-    return original.apply(this, args);
-  } as typeof Client.prototype.query;
-}
-
 let service: TestService;
+let recorder: StatementRecorder;
 let user: Record<string, string>;
 let worker: Record<string, string>;
 
 beforeAll(async () => {
   service = await startRecordsService();
-  service.ctx.server.prependListener('request', (_request, response: ServerResponse) => {
-    const recording: Recording = { sent: [], open: true };
-    last = recording;
-    requestContext.enterWith(recording);
-    const end = response.end;
-    response.end = function (this: ServerResponse, ...args: unknown[]) {
-      recording.open = false;
-      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
-    } as typeof response.end;
-  });
+  recorder = recordStatements(service.ctx.server);
   user = bearer(await service.token({ role: 'Manager', userId: 'round-trips' }));
   worker = workerHeader((await mintWorker(service, ['round-trips'])).token);
 });
 afterAll(async () => {
-  for (const [Client, original] of originals) Client.prototype.query = original as typeof Client.prototype.query;
+  recorder?.restore();
   await service?.close();
 });
 
@@ -69,7 +33,7 @@ afterAll(async () => {
 async function statementsOf(method: string, path: string, body: unknown, headers: Record<string, string>, status: number) {
   const reply = await call(service.url, method, path, { body, headers });
   expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  return { statements: last.sent, body: reply.body };
+  return { statements: recorder.last(), body: reply.body };
 }
 
 const graphql = (query: string, variables: object) => statementsOf('POST', '/graphql', { query, variables }, user, 200);
