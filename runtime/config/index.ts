@@ -67,6 +67,8 @@ export interface Config {
     readonly prepared: boolean;
     /** SVC_READ_DATABASE_URL: a streaming replica for record reads and public read; null = the primary. */
     readonly readUrl: string | null;
+    /** SVC_DB_IDLE_TIMEOUT_MS: a pooled connection no traffic needed for this long is closed, one a second; 0 keeps them. */
+    readonly idleTimeoutMs: number;
   };
   /** SVC_ALLOW_UNKNOWN_MIGRATIONS: serve (ready) on a database migrated by a newer version. */
   readonly allowUnknownMigrations: boolean;
@@ -355,7 +357,10 @@ function readDbTopology(r: ReturnType<typeof readers>, databaseUrl: string | nul
   }
   const readUrl = r.string('SVC_READ_DATABASE_URL');
   if (readUrl !== null && !/^postgres(ql)?:\/\//.test(readUrl)) throw new ConfigError('SVC_READ_DATABASE_URL', 'must be a postgres:// URL');
-  return { pooler, directUrl, prepared: r.bool('SVC_DB_PREPARED', pooler !== 'transaction'), readUrl };
+  return {
+    pooler, directUrl, prepared: r.bool('SVC_DB_PREPARED', pooler !== 'transaction'), readUrl,
+    idleTimeoutMs: r.int('SVC_DB_IDLE_TIMEOUT_MS', 30_000, 0, 86_400_000),
+  };
 }
 
 function readMetricsToken(value: string | null): string | null {

@@ -12,6 +12,7 @@ import type { Config } from '../config/index.ts';
 import type { IDatabase, IMain, ITask } from 'pg-promise';
 import { createPgNotifier, type Notifier } from './notify.ts';
 import { openEmbedded } from './embedded.ts';
+import { shrinkGradually } from './shrink.ts';
 import { isoUtc } from './time.ts';
 
 export type { Notifier } from './notify.ts';
@@ -116,7 +117,11 @@ export interface DatabaseOptions {
   readonly directUrl?: string | null;
   /** A streaming replica for reads that tolerate lag (SVC_READ_DATABASE_URL). */
   readonly readUrl?: string | null;
+  /** A connection no traffic needed for this long is closed, one at a time (shrink.ts); 0 keeps them. */
+  readonly idleTimeoutMs?: number;
 }
+
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
 function createPgp(): IMain {
   // noWarnings: tests run several instances on one URL in one process, on purpose.
@@ -136,6 +141,7 @@ export function openServiceDatabase(config: Config, embeddedDir: string): Promis
     poolSize: config.dbPoolSize,
     directUrl: config.db.directUrl,
     readUrl: config.db.readUrl,
+    idleTimeoutMs: config.db.idleTimeoutMs,
     embeddedDir,
   });
 }
@@ -143,9 +149,11 @@ export function openServiceDatabase(config: Config, embeddedDir: string): Promis
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const pgp = createPgp();
   if (options.url === null) return openEmbedded(pgp, options.embeddedDir ?? '.svc/pgdata');
+  // No pg-pool idle timers: connections that went idle together would close together (shrink.ts).
   const db = pgp({
     connectionString: options.url,
     max: options.poolSize ?? 20,
+    idleTimeoutMillis: 0,
     application_name: options.applicationName ?? 'svc-gen',
   });
   // A pooled connection killed by the server (restart, pg_terminate_backend, a
@@ -156,15 +164,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const direct = directUrl === options.url ? db : pgp({
     connectionString: directUrl,
     max: 2,
+    idleTimeoutMillis: 0,
     application_name: `${options.applicationName ?? 'svc-gen'}-direct`,
   });
   if (direct !== db) direct.$pool.on('error', () => undefined);
   const read = options.readUrl ? pgp({
     connectionString: options.readUrl,
     max: options.poolSize ?? 20,
+    idleTimeoutMillis: 0,
     application_name: `${options.applicationName ?? 'svc-gen'}-read`,
   }) : db;
   if (read !== db) read.$pool.on('error', () => undefined);
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const pools = [...new Set([db, direct, read])].map((d) => d.$pool);
+  const stopShrinking = pools.map((pool) => shrinkGradually(pool, { idleMs }));
   const notifier = createPgNotifier(directUrl);
   return {
     db,
@@ -174,6 +187,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     notifier,
     kind: 'server',
     async close() {
+      for (const stop of stopShrinking) stop();
       await notifier.close();
       await withTimeout(db.$pool.end(), POOL_END_TIMEOUT_MS);
       if (direct !== db) await withTimeout(direct.$pool.end(), POOL_END_TIMEOUT_MS);
