@@ -17,6 +17,7 @@ import { isoUtc } from './time.ts';
 
 export type { Notifier } from './notify.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
+export { isDatabaseUnavailable } from './unavailable.ts';
 export { migrate, pendingMigrations, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
 
 export type Db = IDatabase<unknown>;
@@ -52,8 +53,21 @@ export function fixed(prepared: boolean, name: string, text: string, values: unk
 
 /** The part of pg's Pool that `anyRows` uses. */
 interface PgPool {
-  connect(): Promise<{ query(config: object): Promise<{ rows: unknown[] }>; release(): void }>;
+  connect(): Promise<{
+    query(config: object): Promise<{ rows: unknown[] }>;
+    release(): void;
+    on(event: 'error', listener: (error: Error) => void): unknown;
+    off(event: 'error', listener: (error: Error) => void): unknown;
+  }>;
 }
+
+/**
+ * A connection that breaks while checked out (Postgres restarted, the network
+ * cut) fails its statement and then emits 'error'; pg-pool listens only while
+ * a connection is idle, and an 'error' nobody listens to ends the process.
+ * The failed statement already reports it.
+ */
+const reportedByTheStatement = () => undefined;
 
 /**
  * `runner.any(statement)` for a hot path: outside a transaction, the statement
@@ -75,6 +89,7 @@ export function anyRows<T>(runner: Db | Tx, statement: { readonly text: string; 
  */
 async function rowsOnPool<T>(pool: PgPool, statement: object): Promise<T[]> {
   const client = await pool.connect();
+  client.on('error', reportedByTheStatement);
   try {
     return (await client.query(statement)).rows as T[];
   } catch (error) {
@@ -83,7 +98,8 @@ async function rowsOnPool<T>(pool: PgPool, statement: object): Promise<T[]> {
     }
     throw error;
   } finally {
-    client.release();
+    client.off('error', reportedByTheStatement);
+    client.release(); // pg-pool drops a connection that broke
   }
 }
 

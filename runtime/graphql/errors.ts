@@ -8,6 +8,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { SafeError } from '../http/errors.ts';
 import { safeErr, type Logger } from '../log/index.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ERROR_CODES, type ErrorCode } from '../records/index.ts';
 
 /** A SafeError's code on this wire: the five of CONTRACT section 4 (a too-large input is a validation error). */
@@ -32,8 +33,13 @@ function safeOf(error: GraphQLError): Safe | null {
   if (original instanceof SafeError) {
     return { code: graphqlCode(original), message: original.message, field: original.field, fieldErrors: original.fieldErrors };
   }
+  // INTERNAL_ERROR is this wire's code for it (CONTRACT section 4); the HTTP status says 503 (graphql/http.ts).
+  if (isDatabaseUnavailable(original)) return { code: 'INTERNAL_ERROR', message: 'service temporarily unavailable' };
   return null;
 }
+
+/** An error that only says the database cannot take the work now: the client should retry. */
+export const isUnavailableError = (error: GraphQLError): boolean => isDatabaseUnavailable(error.originalError);
 
 /** The errors clients see for one GraphQL error: one per invalid field when there are several. */
 export function formatErrors(error: GraphQLError, log: Logger): GraphQLFormattedError[] {

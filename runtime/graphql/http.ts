@@ -19,10 +19,10 @@
 import type Koa from 'koa';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { principalOf, type Authenticator, type Principal } from '../auth/index.ts';
-import { SafeError } from '../http/errors.ts';
+import { SafeError, UNAVAILABLE_RETRY_SECS } from '../http/errors.ts';
 import type { Logger } from '../log/index.ts';
 import type { Caller } from '../records/index.ts';
-import { formatErrors, requestError } from './errors.ts';
+import { formatErrors, isUnavailableError, requestError } from './errors.ts';
 import type { Executor, GraphQLRequest } from './execute.ts';
 import { isPlainObject } from '../records/values.ts';
 import { findNul } from '../http/input.ts';
@@ -153,6 +153,9 @@ function auditForbidden(koa: Koa.Context, audit: AuditLog, fields: readonly stri
   });
 }
 
+/** No root field has a value (`data` null, or every field null). */
+const nothingAnswered = (data: ExecutionResult['data']): boolean => data == null || Object.values(data).every((v) => v === null);
+
 /** GET, or the HEAD the router derives from it. */
 const isGet = (koa: Koa.Context) => koa.method === 'GET' || koa.method === 'HEAD';
 
@@ -209,6 +212,11 @@ export function graphqlHandler(options: GraphqlHttpOptions): Koa.Middleware {
     }
     // No `data`: the request never started executing (invalid document, variables or operation).
     if (result.data === undefined) koa.status = 400;
+    // Nothing answered because the database cannot take the work now: 503, as before execution (CONTRACT section 15).
+    else if (nothingAnswered(result.data) && result.errors.every(isUnavailableError)) {
+      koa.status = 503;
+      koa.set('Retry-After', String(UNAVAILABLE_RETRY_SECS));
+    }
     const requestLog = log.child({ requestId: koa.state.requestId });
     const errors = result.errors.flatMap((e) => formatErrors(e, requestLog));
     const forbidden = errors.filter((e) => e.extensions?.code === 'FORBIDDEN').map((e) => String(e.path?.[0] ?? ''));

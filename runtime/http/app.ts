@@ -7,7 +7,8 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { safeErr, type Logger } from '../log/index.ts';
 import { jsonBody } from './body.ts';
-import { HttpError, restBody, SafeError } from './errors.ts';
+import { HttpError, restBody, SafeError, unavailable } from './errors.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 
 export interface AppOptions {
   readonly log: Logger;
@@ -144,5 +145,7 @@ function toResponse(error: unknown): { status: number; body: object; headers: Re
     if (e.type === 'entity.parse.failed' || e.status === 400) return toResponse(new HttpError(400, 'malformed JSON body'));
     return toResponse(new HttpError(e.status, e.expose ? (error as Error).message : 'bad request'));
   }
+  // Postgres unreachable, restarting or out of connections: the client should retry, it is no bug.
+  if (isDatabaseUnavailable(error)) return toResponse(unavailable());
   return { status: 500, body: { error: 'internal error', code: 'INTERNAL_ERROR' }, headers: {} };
 }

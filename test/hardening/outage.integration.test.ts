@@ -92,4 +92,29 @@ describe('database outage', () => {
     while (after.status !== 200 && Date.now() < deadline) after = await call(service.url, 'GET', '/auth/me', { token });
     expect(after.status).toBe(200);
   });
+
+  it('answers 503 with Retry-After when a statement cannot reach Postgres after authentication (a cached session)', async () => {
+    const token = await service.token({ role: 'Admin', userId: 'outage-cached' });
+    expect((await call(service.url, 'POST', '/graphql', { token, body: { query: '{ records(model: "Project") }' } })).status).toBe(200);
+    proxy.cut();
+    try {
+      const read = await call(service.url, 'POST', '/graphql', { token, body: { query: '{ records(model: "Project") }' } });
+      const create = await call(service.url, 'POST', '/graphql', {
+        token, body: { query: 'mutation { create(model: "Project", data: {name: "Down"}) }' },
+      });
+      const enqueue = await call(service.url, 'POST', '/jobs', { token, body: { queue: 'outage', kind: 'k' } });
+      for (const reply of [read, create, enqueue]) {
+        expect(reply.status, JSON.stringify(reply.body)).toBe(503);
+        expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(JSON.stringify(reply.body)).not.toMatch(/select|insert|ECONN|terminated/i);
+      }
+      // GraphQL keeps the codes of CONTRACT section 4; REST says UNAVAILABLE.
+      for (const reply of [read, create]) {
+        expect(reply.body.errors).toEqual([expect.objectContaining({ message: 'service temporarily unavailable', extensions: { code: 'INTERNAL_ERROR' } })]);
+      }
+      expect(enqueue.body).toMatchObject({ code: 'UNAVAILABLE' });
+    } finally {
+      proxy.restore();
+    }
+  });
 });
