@@ -29,11 +29,10 @@ function deleteSql(p: TableProjection, byIds: boolean): string {
       select 1 from ${q(p.baseTable)} b where b."id" = p."id" and b."deleted_at" is null)`;
 }
 
+/** Every projection's delete and upsert, sent as one multi-statement text: one round trip, not two per model. */
 export async function syncAll(t: Tx, projections: readonly TableProjection[]): Promise<void> {
-  for (const p of projections) {
-    await t.none(deleteSql(p, false));
-    await t.none(upsertSql(p, false));
-  }
+  if (projections.length === 0) return;
+  await t.none(projections.map((p) => `${deleteSql(p, false)};\n${upsertSql(p, false)}`).join(';\n'));
 }
 
 /** One statement per refresh: the delete and the upsert touch disjoint ids. */

@@ -23,10 +23,12 @@ const TEXT_TYPES = /^(text|character varying(\(\d+\))?)$/;
 export async function ensureTables(
   t: Tx, projections: readonly TableProjection[], existing: Map<string, Map<string, string>>,
 ): Promise<void> {
+  const present = projections.filter((p) => existing.has(p.table));
+  const unique = await tablesWithUniqueId(t, present.map((p) => p.table));
   for (const p of projections) {
     const columns = existing.get(p.table);
     if (!columns) await createTable(t, p);
-    else await alignTable(t, p, columns);
+    else await alignTable(t, p, columns, unique.has(p.table));
   }
 }
 
@@ -35,7 +37,7 @@ async function createTable(t: Tx, p: TableProjection): Promise<void> {
   await t.none(`create table if not exists ${q(p.table)} (${lines.join(', ')})`);
 }
 
-async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string>): Promise<void> {
+async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string>, idIsUnique: boolean): Promise<void> {
   for (const c of p.columns) {
     const type = columns.get(c.column);
     if (type === undefined) {
@@ -46,19 +48,21 @@ async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string
       );
     }
   }
-  if (!(await idIsUnique(t, p.table))) {
-    throw new ProjectionSchemaConflictError(`${p.table}.id has no primary key or unique index`);
-  }
+  if (!idIsUnique) throw new ProjectionSchemaConflictError(`${p.table}.id has no primary key or unique index`);
 }
 
-async function idIsUnique(t: Tx, table: string): Promise<boolean> {
-  const row = await t.one<{ ok: boolean }>(
-    `select exists (
-       select 1 from pg_index i
-         join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
-        where i.indrelid = to_regclass($1) and i.indisunique and i.indnatts = 1
-          and i.indpred is null and a.attname = 'id') as ok`,
-    [q(table)],
+/** Of `tables` (in the current schema), those whose `id` has a primary key or a unique index of its own: one query for all. */
+async function tablesWithUniqueId(t: Tx, tables: readonly string[]): Promise<Set<string>> {
+  if (tables.length === 0) return new Set();
+  const rows = await t.manyOrNone<{ table: string }>(
+    `select distinct c.relname as table
+       from pg_index i
+       join pg_class c on c.oid = i.indrelid
+       join pg_namespace n on n.oid = c.relnamespace
+       join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+      where n.nspname = current_schema() and c.relname = any($1)
+        and i.indisunique and i.indnatts = 1 and i.indpred is null and a.attname = 'id'`,
+    [tables],
   );
-  return row.ok;
+  return new Set(rows.map((r) => r.table));
 }

@@ -155,4 +155,18 @@ describe('startup synchronisation and projection schema', () => {
     expect((failure as Error & { code?: string }).code).toBe('CURRENT_PROJECTION_SCHEMA_CONFLICT');
     await sql('alter table product_projection alter column price type text');
   });
+
+  it('a projection table whose id lost its primary key stops the start with CURRENT_PROJECTION_SCHEMA_CONFLICT', async () => {
+    await sql('alter table product_projection drop constraint product_projection_pkey');
+    // A unique index on id with a predicate does not make upserts by id safe either.
+    await sql(`create unique index product_projection_partial_id on product_projection (id) where id <> ''`);
+    const failure = await startCatalog({ database }).then(() => null, (error: Error) => error);
+    expect(failure!.message).toBe('CURRENT_PROJECTION_SCHEMA_CONFLICT: product_projection.id has no primary key or unique index');
+    await sql('drop index product_projection_partial_id');
+    await sql('create unique index product_projection_id on product_projection (id)');
+    svc = await startCatalog({ database });
+    expect(await svc.ctx.db.one(compare)).toEqual({ missing: 0, extra: 0 });
+    await svc.close();
+    svc = null;
+  });
 });
