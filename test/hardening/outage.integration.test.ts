@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { call } from '../auth/helpers.ts';
+import { anyRows, isDatabaseUnavailable } from '../../runtime/db/index.ts';
+import { queryOnce } from '../helpers/db.ts';
 
 /** A TCP proxy to Postgres that can cut every connection and refuse new ones. */
 async function startPgProxy(target: URL) {
@@ -91,6 +93,23 @@ describe('database outage', () => {
     let after = await call(service.url, 'GET', '/auth/me', { token });
     while (after.status !== 200 && Date.now() < deadline) after = await call(service.url, 'GET', '/auth/me', { token });
     expect(after.status).toBe(200);
+  });
+
+  it('a statement in flight when the connection is cut fails as unavailable, and the process carries on', async () => {
+    const sleeping = anyRows(service.ctx.db, { text: `select pg_sleep(5) as "outage-in-flight"` });
+    // Cut once Postgres runs it (a barrier on the server's own view, not a fixed wait).
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const running = await queryOnce<{ n: number }>(database.url,
+        `select count(*)::int as n from pg_stat_activity where query like '%outage-in-flight%' and state = 'active' and pid <> pg_backend_pid()`);
+      if (running[0].n > 0) break;
+    }
+    proxy.cut();
+    const failure = await sleeping.then(() => null, (error: unknown) => error);
+    proxy.restore();
+    expect(isDatabaseUnavailable(failure)).toBe(true);
+    // The pool dropped the broken connection: the next statement gets a working one.
+    expect(await anyRows(service.ctx.db, { text: 'select 1 as one' })).toEqual([{ one: 1 }]);
   });
 
   it('answers 503 with Retry-After when a statement cannot reach Postgres after authentication (a cached session)', async () => {
