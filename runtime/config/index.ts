@@ -69,6 +69,11 @@ export interface Config {
     readonly readUrl: string | null;
     /** SVC_DB_IDLE_TIMEOUT_MS: a pooled connection no traffic needed for this long is closed, one a second; 0 keeps them. */
     readonly idleTimeoutMs: number;
+    /**
+     * SVC_DB_STATEMENT_TIMEOUT_MS: Postgres cancels a statement of the pools running longer (0: never); migrations,
+     * rebuilds and start-up DDL lift it. Not applied behind a transaction pooler (set it on the role there).
+     */
+    readonly statementTimeoutMs: number;
   };
   /** SVC_ALLOW_UNKNOWN_MIGRATIONS: serve (ready) on a database migrated by a newer version. */
   readonly allowUnknownMigrations: boolean;
@@ -360,6 +365,7 @@ function readDbTopology(r: ReturnType<typeof readers>, databaseUrl: string | nul
   return {
     pooler, directUrl, prepared: r.bool('SVC_DB_PREPARED', pooler !== 'transaction'), readUrl,
     idleTimeoutMs: r.int('SVC_DB_IDLE_TIMEOUT_MS', 30_000, 0, 86_400_000),
+    statementTimeoutMs: r.int('SVC_DB_STATEMENT_TIMEOUT_MS', 15_000, 0, 86_400_000),
   };
 }
 

@@ -103,6 +103,15 @@ async function rowsOnPool<T>(pool: PgPool, statement: object): Promise<T[]> {
   }
 }
 
+/**
+ * Lifts the pool's statement timeout for the rest of transaction `t`: for work
+ * that may rightly take long (migrations, a projection rebuild, start-up DDL,
+ * a wait on another instance's advisory lock). Requests never lift it.
+ */
+export function untimed(t: Tx): Promise<null> {
+  return t.none('set local statement_timeout = 0');
+}
+
 export interface Database {
   readonly db: Db;
   /**
@@ -135,6 +144,11 @@ export interface DatabaseOptions {
   readonly readUrl?: string | null;
   /** A connection no traffic needed for this long is closed, one at a time (shrink.ts); 0 keeps them. */
   readonly idleTimeoutMs?: number;
+  /**
+   * Postgres cancels a statement of the main and replica pools that runs longer (a startup parameter; 0 or
+   * absent: never). Work that may rightly take long lifts it in its transaction (`untimed`).
+   */
+  readonly statementTimeoutMs?: number;
 }
 
 const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
@@ -158,6 +172,8 @@ export function openServiceDatabase(config: Config, embeddedDir: string): Promis
     directUrl: config.db.directUrl,
     readUrl: config.db.readUrl,
     idleTimeoutMs: config.db.idleTimeoutMs,
+    // A transaction pooler refuses unknown startup parameters: there the role's own setting applies.
+    statementTimeoutMs: config.db.pooler === 'none' ? config.db.statementTimeoutMs : 0,
     embeddedDir,
   });
 }
@@ -166,10 +182,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const pgp = createPgp();
   if (options.url === null) return openEmbedded(pgp, options.embeddedDir ?? '.svc/pgdata');
   // No pg-pool idle timers: connections that went idle together would close together (shrink.ts).
+  const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
   const db = pgp({
     connectionString: options.url,
     max: options.poolSize ?? 20,
     idleTimeoutMillis: 0,
+    ...timeout,
     application_name: options.applicationName ?? 'svc-gen',
   });
   // A pooled connection killed by the server (restart, pg_terminate_backend, a
@@ -188,6 +206,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     connectionString: options.readUrl,
     max: options.poolSize ?? 20,
     idleTimeoutMillis: 0,
+    ...timeout,
     application_name: `${options.applicationName ?? 'svc-gen'}-read`,
   }) : db;
   if (read !== db) read.$pool.on('error', () => undefined);

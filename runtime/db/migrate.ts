@@ -81,6 +81,8 @@ function plan(files: MigrationFile[], applied: Map<string, string>): MigrationFi
 export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<string[]> {
   const files = sets.flatMap(readSet);
   return db.task('svc-migrate', async (t) => {
+    // A migration may rightly run long, and so may the wait for another instance's: no statement timeout on this session.
+    await t.none('set statement_timeout = 0');
     await t.one('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await t.none(CREATE_TABLE);
@@ -100,6 +102,7 @@ export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<st
       return pending.map((file) => `${file.scope}/${file.name}`);
     } finally {
       await t.one('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      await t.none('reset statement_timeout'); // the connection goes back to the pool
     }
   });
 }

@@ -9,7 +9,7 @@
  * whether a model's log is complete.
  */
 import type { HistoryPolicy } from '../config/index.ts';
-import type { Db, Tx } from '../db/index.ts';
+import { untimed, type Db, type Tx } from '../db/index.ts';
 
 export interface HistoryOptions {
   readonly policy: HistoryPolicy;
@@ -62,6 +62,7 @@ export async function pruneHistory(db: Db, options: HistoryOptions): Promise<num
   let total = 0;
   for (;;) {
     const { n } = await db.tx('svc-history-prune', async (t) => {
+      await untimed(t); // a rebuild holds the history lock for as long as it replays
       await t.any('select pg_advisory_xact_lock($1)', [HISTORY_LOCK_KEY]);
       return t.one<{ n: number }>(
         `with doomed as (

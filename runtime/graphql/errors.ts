@@ -8,7 +8,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { SafeError } from '../http/errors.ts';
 import { safeErr, type Logger } from '../log/index.ts';
-import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { isDatabaseUnavailable, unavailableMessage } from '../db/unavailable.ts';
 import { ERROR_CODES, type ErrorCode } from '../records/index.ts';
 
 /** A SafeError's code on this wire: the five of CONTRACT section 4 (a too-large input is a validation error). */
@@ -34,7 +34,7 @@ function safeOf(error: GraphQLError): Safe | null {
     return { code: graphqlCode(original), message: original.message, field: original.field, fieldErrors: original.fieldErrors };
   }
   // INTERNAL_ERROR is this wire's code for it (CONTRACT section 4); the HTTP status says 503 (graphql/http.ts).
-  if (isDatabaseUnavailable(original)) return { code: 'INTERNAL_ERROR', message: 'service temporarily unavailable' };
+  if (isDatabaseUnavailable(original)) return { code: 'INTERNAL_ERROR', message: unavailableMessage(original) };
   return null;
 }
 

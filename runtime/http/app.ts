@@ -8,7 +8,7 @@ import Router from '@koa/router';
 import { safeErr, type Logger } from '../log/index.ts';
 import { jsonBody } from './body.ts';
 import { HttpError, restBody, SafeError, unavailable } from './errors.ts';
-import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { isDatabaseUnavailable, unavailableMessage } from '../db/unavailable.ts';
 
 export interface AppOptions {
   readonly log: Logger;
@@ -146,6 +146,6 @@ function toResponse(error: unknown): { status: number; body: object; headers: Re
     return toResponse(new HttpError(e.status, e.expose ? (error as Error).message : 'bad request'));
   }
   // Postgres unreachable, restarting or out of connections: the client should retry, it is no bug.
-  if (isDatabaseUnavailable(error)) return toResponse(unavailable());
+  if (isDatabaseUnavailable(error)) return toResponse(unavailable(unavailableMessage(error)));
   return { status: 500, body: { error: 'internal error', code: 'INTERNAL_ERROR' }, headers: {} };
 }

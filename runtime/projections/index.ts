@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Capability, ServiceContext } from '../service/types.ts';
-import { preparesStatements } from '../db/index.ts';
+import { preparesStatements, untimed } from '../db/index.ts';
 import { planProjections, readCatalog } from './plan.ts';
 import { projectionTableName } from './names.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
@@ -58,6 +58,7 @@ export const projections: Capability = {
 async function prepare(ctx: ServiceContext): Promise<TableProjection[]> {
   const names = ctx.ir.models.flatMap((m) => [m.table, projectionTableName(m.table)]);
   return ctx.db.tx('svc-projections-prepare', async (t) => {
+    await untimed(t); // DDL, and the wait for an instance that rebuilds
     await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
     const catalog = await readCatalog(t, names);
     const tables = planProjections(ctx.ir, catalog);
@@ -69,6 +70,7 @@ async function prepare(ctx: ServiceContext): Promise<TableProjection[]> {
 async function synchronise(ctx: ServiceContext, tables: readonly TableProjection[]): Promise<void> {
   const started = performance.now();
   await ctx.db.tx('svc-projections-sync', async (t) => {
+    await untimed(t); // every row of every model
     await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
     await syncAll(t, tables);
     await t.none(

@@ -7,7 +7,7 @@
  *  then one shared transaction clears and replays every projection: any
  *  failure rolls all of them back (503 PROJECTION_REBUILD_FAILED).
  */
-import type { Db, Tx } from '../db/index.ts';
+import { untimed, type Db, type Tx } from '../db/index.ts';
 import { coverageGaps, HISTORY_LOCK_KEY, type HistoryOptions } from '../events/index.ts';
 import { forEachEvent, toProjectionEvent } from './event.ts';
 import { q } from './names.ts';
@@ -66,6 +66,7 @@ export async function rebuildProjections(input: RebuildInput): Promise<RebuildRe
   await checkHistory(input.db, input);
   checkCustoms(input);
   return input.db.tx('svc-projections-rebuild', async (t) => {
+    await untimed(t); // replays the whole history
     await t.any('select pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)', [HISTORY_LOCK_KEY, PROJECTIONS_LOCK_KEY]);
     await checkHistory(t, input); // a gap may have appeared since the first check
     const events = await replay(t, input);

@@ -8,6 +8,7 @@
  */
 import type { Capability, ServiceContext } from '../service/types.ts';
 import { notFound } from '../http/errors.ts';
+import { untimed } from '../db/index.ts';
 import { PROJECTIONS_LOCK_KEY } from '../projections/rebuild.ts';
 import { planPublicModel, quote, type PublicModel } from './plan.ts';
 import { clampLimit, filtersOf, publicSql } from './query.ts';
@@ -75,6 +76,7 @@ async function indexFilterColumns(ctx: ServiceContext, models: PublicModel[]): P
     .map((column) => ({ table: m.projection.table, column })));
   if (wanted.length === 0) return;
   await ctx.db.tx('svc-public-indexes', async (t) => {
+    await untimed(t); // index builds
     await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
     for (const { table, column } of wanted) {
       const name = pgIdentifier(`${table}_${column}_public_idx`);

@@ -140,13 +140,15 @@ describe('loadConfig', () => {
   });
 
   it('reads the database topology: pooler, direct URL, prepared statements, idle timeout', () => {
-    expect(loadConfig(base).db).toEqual({ pooler: 'none', directUrl: null, prepared: true, readUrl: null, idleTimeoutMs: 30_000 });
+    expect(loadConfig(base).db).toEqual({ pooler: 'none', directUrl: null, prepared: true, readUrl: null, idleTimeoutMs: 30_000, statementTimeoutMs: 15_000 });
     expect(loadConfig({ ...base, SVC_DB_IDLE_TIMEOUT_MS: '0' }).db.idleTimeoutMs).toBe(0);
+    expect(loadConfig({ ...base, SVC_DB_STATEMENT_TIMEOUT_MS: '0' }).db.statementTimeoutMs).toBe(0);
     for (const bad of ['-1', '1.5', 'soon', '86400001']) {
       expect(() => loadConfig({ ...base, SVC_DB_IDLE_TIMEOUT_MS: bad })).toThrow(/^SVC_DB_IDLE_TIMEOUT_MS /);
+      expect(() => loadConfig({ ...base, SVC_DB_STATEMENT_TIMEOUT_MS: bad })).toThrow(/^SVC_DB_STATEMENT_TIMEOUT_MS /);
     }
     const pooled = { ...base, SVC_DB_POOLER: 'transaction', SVC_DIRECT_DATABASE_URL: 'postgres://x@10.0.0.1/db' };
-    expect(loadConfig(pooled).db).toEqual({ pooler: 'transaction', directUrl: 'postgres://x@10.0.0.1/db', prepared: false, readUrl: null, idleTimeoutMs: 30_000 });
+    expect(loadConfig(pooled).db).toEqual({ pooler: 'transaction', directUrl: 'postgres://x@10.0.0.1/db', prepared: false, readUrl: null, idleTimeoutMs: 30_000, statementTimeoutMs: 15_000 });
     expect(loadConfig({ ...base, SVC_READ_DATABASE_URL: 'postgres://x@10.0.0.2/db' }).db.readUrl).toBe('postgres://x@10.0.0.2/db');
     expect(() => loadConfig({ ...base, SVC_READ_DATABASE_URL: 'replica' })).toThrow(/^SVC_READ_DATABASE_URL /);
     // pgbouncer >= 1.21 keeps protocol-level prepared statements: the operator may turn them back on.

@@ -20,7 +20,7 @@ describe('isDatabaseUnavailable', () => {
     [new Error('timeout exceeded when trying to connect'), true],
     [{ code: '23505', message: 'duplicate key value violates unique constraint' }, false],
     [{ code: '42P01', message: 'relation "x" does not exist' }, false],
-    [{ code: '57014', message: 'canceling statement due to statement timeout' }, false],
+    [{ code: '57014', message: 'canceling statement due to statement timeout' }, true],
     [{ code: '40001', message: 'could not serialize access' }, false],
     [new Error('boom'), false],
     [null, false],
