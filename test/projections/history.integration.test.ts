@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { adminFetch, startCatalog, testDatabase, until, writer } from './helpers.ts';
+import pg from 'pg';
+import { openDatabase } from '../../runtime/db/index.ts';
+import { pruneChanges } from '../../runtime/events/history.ts';
 
 const modelEvents = (svc: TestService) =>
   svc.ctx.db.one(`select count(*)::int as n from svc_events where stream_type in ('Product', 'Vendor', 'Secret')`);
@@ -48,6 +51,41 @@ describe('history policy off', () => {
     // The live refresh is asynchronous (a durable consumer of the change feed): wait for it.
     const count = () => svc!.ctx.db.one('select count(*)::int as n from product_projection');
     expect(await until(count, (r) => r.n === 2)).toEqual({ n: 2 });
+  });
+});
+
+describe('svc_changes sweep', () => {
+  it('the sweep of svc_changes deletes what is older than a day, however long it waits (no statement time limit)', async () => {
+    const database = await testDatabase();
+    const svc = await startCatalog({ database, env: { SVC_HISTORY_POLICY: 'off' } });
+    try {
+      await svc.ctx.db.none('delete from svc_changes');
+      await writer(svc.ctx).create('Product', { name: 'Old change' });
+      await writer(svc.ctx).create('Product', { name: 'New change' });
+      await svc.ctx.db.none(`update svc_changes set occurred_at = now() - interval '2 days' where seq = (select min(seq) from svc_changes)`);
+      // A pool with a 100 ms limit, and the old row locked by another session for longer than that.
+      const limited = await openDatabase({ url: database.url, statementTimeoutMs: 100, applicationName: 'svc-gen-prune-test' });
+      const holder = new pg.Client({ connectionString: database.url });
+      await holder.connect();
+      try {
+        await holder.query('begin');
+        await holder.query('select 1 from svc_changes where seq = (select min(seq) from svc_changes) for update');
+        const pruning = pruneChanges(limited.db);
+        const waitedPastLimit = async () => (await holder.query(`select count(*)::int as n from pg_stat_activity
+          where application_name = 'svc-gen-prune-test' and wait_event_type = 'Lock' and clock_timestamp() - query_start > interval '300 ms'`)).rows[0].n;
+        const deadline = Date.now() + 5_000;
+        while ((await waitedPastLimit()) === 0 && Date.now() < deadline);
+        await holder.query('rollback');
+        expect(await pruning).toBe(1);
+      } finally {
+        await holder.end();
+        await limited.close();
+      }
+      expect(await svc.ctx.db.one('select count(*)::int as n from svc_changes')).toEqual({ n: 1 });
+    } finally {
+      await svc.close();
+      await database.drop();
+    }
   });
 });
 
