@@ -181,8 +181,8 @@ export function openServiceDatabase(config: Config, embeddedDir: string): Promis
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const pgp = createPgp();
   if (options.url === null) return openEmbedded(pgp, options.embeddedDir ?? '.svc/pgdata');
-  // No pg-pool idle timers: connections that went idle together would close together (shrink.ts).
   const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
+  // No pg-pool idle timers: connections that went idle together would close together (shrink.ts).
   const db = pgp({
     connectionString: options.url,
     max: options.poolSize ?? 20,
