@@ -8,7 +8,7 @@
 
 /** SQLSTATE classes and codes: connection exceptions, insufficient resources, shutdowns and recovery. */
 const UNAVAILABLE_CLASSES = ['08', '53'];
-const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '57014']);
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03']);
 
 /** Node's socket errors on the way to Postgres. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -35,7 +35,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
-    if (SOCKET_CODES.has(code) || UNAVAILABLE_CODES.has(code)) return true;
+    if (SOCKET_CODES.has(code) || UNAVAILABLE_CODES.has(code) || isStatementTimeout(error)) return true;
     if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_CLASSES.includes(code.slice(0, 2))) return true;
   }
   return typeof message === 'string' && DRIVER_MESSAGES.some((m) => message.startsWith(m));

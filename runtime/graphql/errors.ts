@@ -8,7 +8,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { SafeError } from '../http/errors.ts';
 import { safeErr, type Logger } from '../log/index.ts';
-import { isDatabaseUnavailable, unavailableMessage } from '../db/unavailable.ts';
+import { isDatabaseUnavailable, unavailableMessage } from '../db/index.ts';
 import { ERROR_CODES, type ErrorCode } from '../records/index.ts';
 
 /** A SafeError's code on this wire: the five of CONTRACT section 4 (a too-large input is a validation error). */

@@ -8,7 +8,7 @@ import Router from '@koa/router';
 import { safeErr, type Logger } from '../log/index.ts';
 import { jsonBody } from './body.ts';
 import { HttpError, restBody, SafeError, unavailable } from './errors.ts';
-import { isDatabaseUnavailable, unavailableMessage } from '../db/unavailable.ts';
+import { isDatabaseUnavailable, unavailableMessage } from '../db/index.ts';
 
 export interface AppOptions {
   readonly log: Logger;

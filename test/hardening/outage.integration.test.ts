@@ -7,11 +7,10 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { call } from '../auth/helpers.ts';
 import { anyRows, isDatabaseUnavailable } from '../../runtime/db/index.ts';
-import { queryOnce } from '../helpers/db.ts';
 
 /** A TCP proxy to Postgres that can cut every connection and refuse new ones. */
 async function startPgProxy(target: URL) {
