@@ -49,6 +49,8 @@ export function formatErrors(error: GraphQLError, log: Logger): GraphQLFormatted
     log.error({ err: safeErr(error.originalError ?? error), path: error.path }, 'graphql operation failed');
     return [{ message: 'internal error', ...where, extensions: { code: 'INTERNAL_ERROR' } }];
   }
+  // Told to the client as a 503, and to the operator: REST logs the same failures (http/app.ts).
+  if (isUnavailableError(error)) log.warn({ err: safeErr(error.originalError), path: error.path }, 'graphql operation: database unavailable');
   if (safe.fieldErrors && safe.fieldErrors.length > 1) {
     return safe.fieldErrors.map((e) => ({ message: e.message, ...where, extensions: { code: safe.code, field: e.field } }));
   }
