@@ -1,11 +1,10 @@
 /**
- * The executable schema: SDL of sdl.ts, resolvers that call the records
- * service with the request's caller, and the JSON scalar.
+ * The executable schema (@graphql-tools' makeExecutableSchema): SDL of sdl.ts,
+ * resolvers that call the records service with the request's caller, and the
+ * JSON scalar.
  */
-import {
-  buildSchema, GraphQLObjectType, GraphQLScalarType, Kind, valueFromASTUntyped, type GraphQLFieldResolver, type GraphQLResolveInfo,
-  type GraphQLSchema,
-} from 'graphql';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { GraphQLScalarType, Kind, valueFromASTUntyped, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
 import type { Caller, RecordService } from '../records/index.ts';
 import { TYPE_DEFS } from './sdl.ts';
 import type { ModelChanges } from './feed.ts';
@@ -72,26 +71,5 @@ export function createSchema(services: SchemaServices): GraphQLSchema {
       },
     },
   };
-  return attach(buildSchema(TYPE_DEFS), resolvers);
-}
-
-type FieldResolvers = Record<string, GraphQLFieldResolver<any, any> | { subscribe: GraphQLFieldResolver<any, any>; resolve: GraphQLFieldResolver<any, any> }>;
-
-/**
- * Puts resolvers and the JSON scalar's functions onto a schema built from SDL.
- * (Not @graphql-tools: under vitest it may load a second copy of graphql.)
- */
-function attach(schema: GraphQLSchema, resolvers: { JSON: GraphQLScalarType } & Record<string, unknown>): GraphQLSchema {
-  const json = schema.getType('JSON') as GraphQLScalarType;
-  Object.assign(json, { serialize: JSONScalar.serialize, parseValue: JSONScalar.parseValue, parseLiteral: JSONScalar.parseLiteral });
-  for (const [typeName, fields] of Object.entries(resolvers)) {
-    if (typeName === 'JSON') continue;
-    const type = schema.getType(typeName) as GraphQLObjectType;
-    for (const [name, resolver] of Object.entries(fields as FieldResolvers)) {
-      const field = type.getFields()[name];
-      if (typeof resolver === 'function') field.resolve = resolver;
-      else Object.assign(field, resolver);
-    }
-  }
-  return schema;
+  return makeExecutableSchema({ typeDefs: TYPE_DEFS, resolvers });
 }
