@@ -11,7 +11,6 @@
 // the hooks' thread, which cost a quarter of a cold start's CPU (ADR 009).
 import { existsSync } from 'node:fs';
 import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
 
 const sources = existsSync(new URL('../cli/main.ts', import.meta.url));
 const command = process.argv[2];
@@ -20,6 +19,10 @@ if (!sources && (command === 'start' || command === 'migrate')) {
   await import('../dist/cli/serve.js');
 }
 register('../cli/resolve-hook.mjs', import.meta.url, { data: { sources } });
-registerTsx();
+// tsx's loader is registered by its module name rather than through its API
+// module (tsx/esm/api), which would load tsx and esbuild's client into this
+// thread as well (~85 ms of a cold start) only to make the same call.
+process.setSourceMapsEnabled(true);
+register('tsx/esm', import.meta.url, { data: {} });
 const { main } = await import(sources ? '../cli/main.ts' : '../dist/cli/main.js');
 process.exitCode = await main(process.argv.slice(2));
