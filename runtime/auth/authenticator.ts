@@ -8,6 +8,7 @@
  * every instance hears on SESSIONS_CHANNEL and applies at once. A lookup that
  * started before an invalidation does not store its (possibly stale) answer.
  */
+import { LRUCache } from 'lru-cache';
 import type { Db, Notifier } from '../db/index.ts';
 import { ROLES } from '../ir/types.ts';
 import type { Authenticator } from './guard.ts';
@@ -20,7 +21,6 @@ const DEFAULT_MAX_ENTRIES = 10_000;
 interface Entry {
   /** null: the session is revoked, expired, unknown, or its user disabled. */
   readonly live: { userId: string; role: Principal['role']; tenantId: string | null; email: string } | null;
-  readonly until: number;
 }
 
 export interface SessionAuthenticator extends Authenticator {
@@ -37,9 +37,7 @@ export interface SessionAuthenticatorOptions {
 export async function createSessionAuthenticator(
   db: Db, notifier: Notifier, tokens: TokenSigner, options: SessionAuthenticatorOptions = {},
 ): Promise<SessionAuthenticator> {
-  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
-  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-  const cache = new Map<string, Entry>();
+  const cache = new LRUCache<string, Entry>({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES, ttl: options.ttlMs ?? DEFAULT_TTL_MS });
   let generation = 0;
 
   const invalidate = (key: string) => {
@@ -47,7 +45,8 @@ export async function createSessionAuthenticator(
     if (key.startsWith('s:')) cache.delete(key.slice(2));
     else if (key.startsWith('u:')) {
       const userId = key.slice(2);
-      for (const [sid, entry] of cache) if (entry.live?.userId === userId) cache.delete(sid);
+      const gone = [...cache.entries()].filter(([, entry]) => entry.live?.userId === userId);
+      for (const [sid] of gone) cache.delete(sid);
     } else cache.clear();
   };
 
@@ -65,16 +64,11 @@ export async function createSessionAuthenticator(
     return live;
   };
 
-  const remember = (sessionId: string, live: Entry['live']) => {
-    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string); // oldest first
-    cache.set(sessionId, { live, until: Date.now() + ttlMs });
-  };
+  const remember = (sessionId: string, live: Entry['live']) => void cache.set(sessionId, { live });
 
   const sessionState = async (sessionId: string) => {
     const entry = cache.get(sessionId);
-    if (entry && entry.until > Date.now()) return entry.live;
-    cache.delete(sessionId);
-    return load(sessionId);
+    return entry ? entry.live : load(sessionId);
   };
 
   // A notification lost while the LISTEN connection reconnects is covered by the TTL.

@@ -10,6 +10,7 @@ import {
   validate, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLField, type GraphQLSchema,
   type OperationDefinitionNode, type FieldNode, type GraphQLLeafType,
 } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import type { GraphQLLimits } from '../config/index.ts';
 import { checkPlannedRows, checkRootFields, fragmentsOf, MAX_TOKENS, rowsPlan, type RowsPlan } from './cost.ts';
 import type { GraphqlOperationType, GraphqlOutcome } from '../metrics/index.ts';
@@ -48,7 +49,7 @@ export interface GraphQLRequest {
 const MAX_CACHED = 500;
 
 export class Executor {
-  private readonly cache = new Map<string, Cached>();
+  private readonly cache = new LRUCache<string, Cached>({ max: MAX_CACHED });
 
   constructor(
     private readonly schema: GraphQLSchema,
@@ -91,14 +92,8 @@ export class Executor {
 
   private prepare(query: string): Cached {
     const hit = this.cache.get(query);
-    if (hit) {
-      // Re-insert: a Map iterates in insertion order, so the first key is the least recently used.
-      this.cache.delete(query);
-      this.cache.set(query, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const prepared = this.compile(query);
-    if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(query, prepared);
     return prepared;
   }

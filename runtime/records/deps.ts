@@ -2,6 +2,7 @@
  * What every records operation shares: compiled models, access table, the
  * database, and the statement runner. Built once per service.
  */
+import { LRUCache } from 'lru-cache';
 import type { AccessTable, EmbedDef, Operation, SchemaIR } from '../ir/types.ts';
 import { anyRows, statementName, type Db, type Tx } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
@@ -69,17 +70,18 @@ export interface DepsInput {
  */
 export class StatementNames {
   private readonly named = new Map<string, string>();
-  private readonly seen = new Map<string, number>();
+  private readonly seen: LRUCache<string, true>;
 
-  constructor(private readonly max: number) {}
+  constructor(private readonly max: number) {
+    this.seen = new LRUCache({ max: Math.max(1, max * 4) });
+  }
 
   /** The name of `text`, or undefined when it runs unnamed. */
   nameOf(text: string): string | undefined {
     const name = this.named.get(text);
     if (name || this.named.size >= this.max) return name;
     if (!this.seen.has(text)) {
-      if (this.seen.size >= this.max * 4) this.seen.delete(this.seen.keys().next().value!);
-      this.seen.set(text, 1);
+      this.seen.set(text, true);
       return undefined;
     }
     this.seen.delete(text);
