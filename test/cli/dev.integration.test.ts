@@ -111,7 +111,7 @@ it('runs the CRM demo on embedded Postgres and follows schema edits without refu
     expect(loggedIn.status).toBe(200);
     expect(((await loggedIn.json()) as { user: { role: string } }).user.role.toLowerCase()).toBe('admin');
     // Logs are for a person: no JSON records.
-    expect(out).toMatch(/\d\d:\d\d:\d\d\.\d{3} (INFO|WARN) /);
+    expect(out).toMatch(/\[\d\d:\d\d:\d\d\.\d{3}\] (INFO|WARN): /);
     expect(out).not.toContain('{"level"');
 
     // A public-read model that SVC_PUBLIC_READ_MODELS does not list: the specification's 404, and a hint in the log.
