@@ -99,7 +99,13 @@ const settle = async (pid: number) => {
   return low;
 };
 
-export async function measureUploadRss(fileMiB = 50): Promise<RssReport> {
+/**
+ * `steadyTrials` > 1 repeats the steady phase and keeps, for upload and
+ * download each, the trial that grew least: a server that holds the file grows
+ * by its size in every trial, while the collector's timing on a loaded machine
+ * (a test beside a full suite) varies from one trial to the next.
+ */
+export async function measureUploadRss(fileMiB = 50, steadyTrials = 1): Promise<RssReport> {
   const dir = await buildFixture('small');
   const database = await createTestDatabase('svcbench');
   const port = await freePort();
@@ -143,7 +149,15 @@ export async function measureUploadRss(fileMiB = 50): Promise<RssReport> {
       };
     };
     const cold = await phase(MIB);
-    const steady = await phase(Math.ceil(fileMiB / 5) * MIB);
+    let steady = await phase(Math.ceil(fileMiB / 5) * MIB);
+    for (let trial = 1; trial < steadyTrials; trial++) {
+      const again = await phase(Math.ceil(fileMiB / 5) * MIB);
+      steady = {
+        ...(again.uploadGrowthMiB < steady.uploadGrowthMiB ? again : steady),
+        downloadGrowthMiB: Math.min(again.downloadGrowthMiB, steady.downloadGrowthMiB),
+        status: again.status === 201 ? steady.status : again.status,
+      };
+    }
     return { fileMiB, cold, steady };
   } finally {
     server.child.kill('SIGTERM');
