@@ -10,17 +10,19 @@
 import { parseArgs } from 'node:util';
 import { UsageError, UserError } from './errors.ts';
 import { PACKAGE_VERSION } from '../runtime/package.ts';
+import type { ProjectLoading } from './serve.ts';
 
 const USAGE = `usage:
   svc-gen build --schema FILE --out DIR [--check] [--allow-destructive]
   svc-gen migrate DIR
   svc-gen start DIR
+  svc-gen compile DIR                                                 (bundles DIR for start; start does it itself when DIR is writable)
   svc-gen dev [--schema FILE] [--out DIR] [--allow-destructive]      (FILE defaults to SVC_SCHEMA_PATH)`;
 
 // Each command imports what it needs when it runs: `start` never loads the
 // generator (TypeScript's compiler), `dev` loads it only to build.
 
-type Command = (args: string[]) => Promise<number>;
+type Command = (args: string[], loading?: ProjectLoading) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   build: async (args) => {
@@ -42,9 +44,13 @@ const COMMANDS: Record<string, Command> = {
     const dir = oneDir(args, 'migrate');
     return (await import('./serve.ts')).migrateCommand(dir);
   },
-  start: async (args) => {
+  start: async (args, loading) => {
     const dir = oneDir(args, 'start');
-    return (await import('./serve.ts')).startCommand(dir);
+    return (await import('./serve.ts')).startCommand(dir, loading);
+  },
+  compile: async (args, loading) => {
+    const dir = oneDir(args, 'compile');
+    return (await import('./serve.ts')).compileCommand(dir, loading);
   },
   dev: async (args) => {
     const { values } = parse(() => parseArgs({
@@ -58,7 +64,11 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * `loading`: given by the installed bin for `start`, `migrate` and `compile`,
+ * which it runs without TypeScript loader hooks (a project may be bundled).
+ */
+export async function main(argv: string[], loading?: ProjectLoading): Promise<number> {
   const [name, ...args] = argv;
   if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${USAGE}\n`);
@@ -71,7 +81,7 @@ export async function main(argv: string[]): Promise<number> {
   const command = name ? COMMANDS[name] : undefined;
   try {
     if (!command) throw new UsageError(name ? `unknown command: ${name}` : 'no command given');
-    return await command(args);
+    return await command(args, loading);
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`svc-gen: ${error.message}\n${USAGE}\n`);

@@ -1,20 +1,53 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadConfig } from '../runtime/config/index.ts';
+import { createLogger } from '../runtime/log/index.ts';
 import { migrate, openDatabase } from '../runtime/db/index.ts';
 import { migrationSets, runService } from '../runtime/service/index.ts';
 import type { ServiceDefinition } from '../runtime/service/index.ts';
 import { UserError, asUserError } from './errors.ts';
+import { bundleProject, type PackageResolver } from './bundle.ts';
 
 export { asUserError };
 
-export async function loadProject(dir: string): Promise<ServiceDefinition> {
+/**
+ * How the installed CLI may load a project without a TypeScript loader (the
+ * bin registers tsx's hooks only when `registerTypeScript` is called).
+ */
+export interface ProjectLoading {
+  readonly registerTypeScript: () => void;
+  /** The file URL of this package's entry point for `svc-gen/...`. */
+  readonly resolvePackage: PackageResolver;
+}
+
+export interface LoadedProject {
+  readonly definition: ServiceDefinition;
+  /** `bundle`: the project's bundle, loaded by plain Node; `tsx`: its sources through tsx's hooks. */
+  readonly via: 'bundle' | 'tsx';
+  /** Why it was not bundled (only when it could have been). */
+  readonly reason?: string;
+}
+
+export async function loadProject(dir: string, loading?: ProjectLoading): Promise<LoadedProject> {
   const entry = join(resolve(dir), 'server.ts');
   if (!existsSync(entry)) throw new UserError(`${entry}: not found; run svc-gen build --out ${dir} first`);
-  const module = (await import(pathToFileURL(entry).href)) as { default?: ServiceDefinition };
+  const bundled = loading ? await bundleProject(dir, loading.resolvePackage) : null;
+  if (bundled && !('url' in bundled)) loading?.registerTypeScript();
+  const url = bundled && 'url' in bundled ? bundled.url : pathToFileURL(entry).href;
+  const module = (await import(url)) as { default?: ServiceDefinition };
   if (module.default?.kind !== 'service') throw new UserError(`${entry}: does not export a service definition`);
-  return module.default;
+  return { definition: module.default, via: bundled && 'url' in bundled ? 'bundle' : 'tsx', reason: bundled && 'reason' in bundled ? bundled.reason : undefined };
+}
+
+/** `svc-gen compile DIR`: writes the bundle `start` loads (an image's build step, where the running server may not write). */
+export async function compileCommand(dir: string, loading: ProjectLoading | undefined): Promise<number> {
+  if (!existsSync(join(resolve(dir), 'server.ts'))) throw new UserError(`${join(resolve(dir), 'server.ts')}: not found; run svc-gen build --out ${dir} first`);
+  if (!loading) throw new UserError('compile is for an installed svc-gen: run from the sources, start loads the project through tsx');
+  const bundled = await bundleProject(dir, loading.resolvePackage);
+  if ('reason' in bundled) throw new UserError(`${dir}: ${bundled.reason}; start will load it through tsx`);
+  process.stdout.write(`${bundled.built ? 'wrote' : 'up to date:'} ${relative(process.cwd(), fileURLToPath(bundled.url))}\n`);
+  return 0;
 }
 
 export async function migrateCommand(dir: string): Promise<number> {
@@ -33,9 +66,16 @@ export async function migrateCommand(dir: string): Promise<number> {
   });
 }
 
-export async function startCommand(dir: string): Promise<number> {
-  const definition = await loadProject(dir);
-  await asUserError(() => runService(definition));
+export async function startCommand(dir: string, loading?: ProjectLoading): Promise<number> {
+  const project = await loadProject(dir, loading);
+  await asUserError(async () => {
+    if (project.reason) {
+      const config = loadConfig();
+      createLogger(config.logLevel, 'svc-gen', undefined, config.logFormat)
+        .info({ reason: project.reason }, 'project loaded through tsx (not bundled)');
+    }
+    await runService(project.definition);
+  });
   // The server keeps the process alive; runService exits on SIGTERM/SIGINT.
   return new Promise<number>(() => undefined);
 }

@@ -5,7 +5,9 @@
  * fixture, a runtime stage with production dependencies only), start the
  * service as the image does on a fresh database, check it with the image's
  * HEALTHCHECK script, and run a worker written as a plain `.mjs` file (no
- * TypeScript loader) that completes a job enqueued over HTTP.
+ * TypeScript loader) that completes a job enqueued over HTTP. The project is
+ * bundled for start (`svc-gen compile`, as the image does); one that cannot
+ * be starts through tsx.
  * Slow (two npm installs): one test.
  */
 import { execFile } from 'node:child_process';
@@ -101,6 +103,9 @@ describe('the packed package', { timeout: 600_000 }, () => {
     await sh(project, 'sh', ['deploy/build.sh', 'runtime']);
     cpSync(join(build, 'service'), join(project, 'service'), { recursive: true });
     const bin = join(project, 'node_modules', '.bin', 'svc-gen');
+    // The image bundles the project for start while its folder is still writable (cli/bundle.ts).
+    expect(await sh(project, bin, ['compile', 'service'])).toBe('wrote service/.svc/start/server.mjs\n');
+    expect(await sh(project, bin, ['compile', 'service'])).toBe('up to date: service/.svc/start/server.mjs\n');
 
     // 5. The three entry points import under plain node, and the CLI is the compiled one.
     const probe = await sh(project, process.execPath, ['--input-type=module', '-e', `
@@ -123,6 +128,7 @@ describe('the packed package', { timeout: 600_000 }, () => {
     children.push(server);
     await waitForServer(server, `${url}/ready`, 60_000);
     await sh(project, process.execPath, ['deploy/healthcheck.mjs'], childEnv({ PORT: String(port) }));
+    expect(server.output()).not.toContain('through tsx');
 
     const post = async (path: string, token: string | null, body: unknown) => {
       const response = await fetch(url + path, {
@@ -160,5 +166,18 @@ describe('the packed package', { timeout: 600_000 }, () => {
 
     const job = await fetch(`${url}/jobs/${enqueued.body.id}`, { headers: { authorization: `Bearer ${admin}` } });
     expect(await job.json()).toMatchObject({ status: 'succeeded', result: { delivered: 'a@b.test' } });
+
+    // 8. A project that cannot be bundled (here: its .svc cannot be a folder) starts through tsx, and says why.
+    const other = join(project, 'service-unbundled');
+    cpSync(join(build, 'service'), other, { recursive: true });
+    writeFileSync(join(other, '.svc'), '');
+    const otherPort = await freePort();
+    const fallback = spawnIn(project, 'node_modules/.bin/svc-gen', ['start', 'service-unbundled'], childEnv({
+      NODE_ENV: 'production', SVC_ENV: 'production', HOST: '127.0.0.1', PORT: String(otherPort),
+      DATABASE_URL: database.url, JWT_SECRET: TEST_JWT_SECRET,
+    }));
+    children.push(fallback);
+    await waitForServer(fallback, `http://127.0.0.1:${otherPort}/ready`, 60_000);
+    expect(fallback.output()).toMatch(/"reason":"cannot write service-unbundled\/\.svc\/start: E(EXIST|NOTDIR)".*project loaded through tsx/);
   });
 });
