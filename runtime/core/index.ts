@@ -13,7 +13,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pendingMigrations, unknownMigrations } from '../db/index.ts';
+import { migrationStatus, unknownMigrations } from '../db/index.ts';
 import { principalOf } from '../auth/index.ts';
 import { forbidden, notFound } from '../http/errors.ts';
 import type { Capability } from '../service/types.ts';
@@ -35,13 +35,12 @@ export const core: Capability = {
     });
     ctx.router.get('/ready', async (koa) => {
       try {
-        const pending = await pendingMigrations(ctx.db, sets);
+        const { pending, unknown } = await migrationStatus(ctx.db, sets);
         if (pending.length > 0) {
           koa.status = 503;
           koa.body = { status: 'not ready', error: 'migrations pending', pending };
           return;
         }
-        const unknown = await unknownMigrations(ctx.db, sets);
         const rolledBack = unknown.filter((name) => unknownAtBoot.has(name));
         if (rolledBack.length > 0 && !allowUnknown) {
           koa.status = 503;

@@ -18,7 +18,7 @@ import { isoUtc } from './time.ts';
 export type { Notifier } from './notify.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
-export { migrate, pendingMigrations, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
+export { migrate, migrationStatus, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
 
 export type Db = IDatabase<unknown>;
 /** A task or transaction handle (`db.tx(t => ...)`). */

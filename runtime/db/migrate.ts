@@ -116,8 +116,17 @@ export async function unknownMigrations(db: Db, sets: readonly MigrationSet[]): 
   return [...(await appliedChecksums(db)).keys()].filter((key) => !known.has(key)).sort();
 }
 
-/** Files not yet applied (throws MigrationError on an edited file). Used by /ready. */
-export async function pendingMigrations(db: Db, sets: readonly MigrationSet[]): Promise<string[]> {
+/**
+ * Files not yet applied (throws MigrationError on an edited file) and unknown
+ * applied migrations, from one read of the files and one of `svc_migrations`.
+ * Used by /ready, which reads the files each time: a deploy may add one.
+ */
+export async function migrationStatus(db: Db, sets: readonly MigrationSet[]): Promise<{ pending: string[]; unknown: string[] }> {
+  const files = sets.flatMap(readSet);
   const applied = await appliedChecksums(db);
-  return plan(sets.flatMap(readSet), applied).map((file) => `${file.scope}/${file.name}`);
+  const known = new Set(files.map((file) => `${file.scope}/${file.name}`));
+  return {
+    pending: plan(files, applied).map((file) => `${file.scope}/${file.name}`),
+    unknown: [...applied.keys()].filter((key) => !known.has(key)).sort(),
+  };
 }
