@@ -36,15 +36,28 @@ function nextTick(workflow: Scheduled, after: Date): Date | null {
   }
 }
 
-/** Creates or refreshes the rows of this build's schedules; removes rows of workflows no longer scheduled. */
+/**
+ * Creates or refreshes the rows of this build's schedules; removes rows of
+ * workflows no longer scheduled. An unchanged schedule keeps its next tick (so
+ * missed ticks are caught up) and is not recomputed: the first cron with a
+ * time zone loads the zone's rules (~25 ms of a cold start).
+ */
 export async function syncSchedules(db: Db, workflows: readonly Scheduled[]): Promise<void> {
   await db.tx('svc-workflow-schedules-sync', async (t) => {
-    const now = new Date((await t.one<{ now: string }>(`select ${isoUtcSql('now()')} as now`)).now);
+    const stored = await t.one<{ now: string; rows: Array<{ workflow: string; cron: string; timezone: string }> }>(
+      `select ${isoUtcSql('now()')} as now,
+              coalesce((select json_agg(json_build_object('workflow', workflow, 'cron', cron, 'timezone', timezone))
+                          from svc_workflow_schedules), '[]') as rows`,
+    );
+    const now = new Date(stored.now);
+    const current = new Map(stored.rows.map((row) => [row.workflow, row]));
     await t.none('delete from svc_workflow_schedules where not (workflow = any($1::text[]))', [workflows.map((w) => w.name)]);
     for (const workflow of workflows) {
+      const row = current.get(workflow.name);
+      if (row && row.cron === workflow.trigger.cron && row.timezone === workflow.trigger.timezone) continue;
       const next = nextTick(workflow, now);
       if (!next) continue;
-      // An unchanged schedule keeps its next tick (so missed ticks are caught up); a changed one starts afresh.
+      // A changed schedule starts afresh; the guard keeps another instance's identical row (a rolling deploy) as it is.
       await t.none(
         `insert into svc_workflow_schedules (workflow, cron, timezone, next_at) values ($1, $2, $3, $4)
          on conflict (workflow) do update set cron = excluded.cron, timezone = excluded.timezone, next_at = excluded.next_at, updated_at = now()
