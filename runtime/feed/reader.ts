@@ -89,16 +89,29 @@ export class FeedReader {
   }
 
   async start(): Promise<void> {
-    this.head_ = await currentPosition(this.options.db);
     const { notifier, instanceId } = this.options;
-    if (notifier) {
-      this.unlisten = await notifier.listen(HINT_CHANNEL, (payload) => {
-        const hello = payload.startsWith(HELLO);
-        const origin = hello ? payload.slice(HELLO.length) : payload;
-        if (origin === instanceId) return;
-        this.peerSeenAt = Date.now();
-        if (!hello) this.wake();
-      });
+    let started = false;
+    // The LISTEN connection opens while the head is read (two connections opened at once, not one after the other).
+    // Settled at once (a failure is kept, not left unhandled while the head is read).
+    const listening = notifier?.listen(HINT_CHANNEL, (payload) => {
+      const hello = payload.startsWith(HELLO);
+      const origin = hello ? payload.slice(HELLO.length) : payload;
+      if (origin === instanceId) return;
+      this.peerSeenAt = Date.now();
+      if (!hello && started) this.wake();
+    }).then((unlisten) => ({ unlisten }), (error: unknown) => ({ error }));
+    try {
+      this.head_ = await currentPosition(this.options.db);
+    } catch (error) {
+      const listened = await listening;
+      if (listened && 'unlisten' in listened) await listened.unlisten();
+      throw error;
+    }
+    started = true;
+    const listened = await listening;
+    if (listened && 'error' in listened) throw listened.error;
+    if (notifier && listened) {
+      this.unlisten = listened.unlisten;
       // Alone, an instance sends no hints (a NOTIFY is a transaction of its own); a peer's hello turns them on.
       const sayHello = () => void notifier.notify(HINT_CHANNEL, HELLO + instanceId).catch(() => undefined);
       sayHello();
