@@ -7,7 +7,7 @@
  * re-checked with it on the next delivered change. A socket is also closed
  * when its access token expires: the client reconnects with a fresh token.
  */
-import { decodeJwt } from 'jose';
+import { decodeJwt } from 'jose/jwt/decode';
 import type { Notifier } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Authenticator } from './guard.ts';
