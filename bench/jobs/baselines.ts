@@ -3,6 +3,7 @@
  * pg-boss (batches of 50) and graphile-worker (concurrency 8), both with a
  * no-op handler.
  */
+import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 
@@ -50,7 +51,11 @@ export async function startPgBoss(url: string): Promise<Baseline> {
 }
 
 export async function startGraphile(url: string): Promise<Baseline> {
-  const utils = await makeWorkerUtils({ connectionString: url, logger: silent });
+  // One pool of our own for the utilities and the runner, ended before the database is dropped: the runner's own
+  // pool outlived runner.stop(), and the drop's termination of its idle connection was an unhandled 'error'.
+  const pgPool = new pg.Pool({ connectionString: url, max: 10 });
+  pgPool.on('error', () => undefined);
+  const utils = await makeWorkerUtils({ pgPool, logger: silent });
   await utils.migrate();
   let done = 0;
   return {
@@ -67,7 +72,7 @@ export async function startGraphile(url: string): Promise<Baseline> {
     async drain(count) {
       const started = performance.now();
       const runner = await run({
-        connectionString: url, concurrency: 8, noHandleSignals: true, pollInterval: 1000,
+        pgPool, concurrency: 8, noHandleSignals: true, pollInterval: 1000,
         taskList: { noop: async () => void done++ },
         logger: silent,
       });
@@ -78,6 +83,7 @@ export async function startGraphile(url: string): Promise<Baseline> {
     },
     close: async () => {
       await utils.release();
+      await pgPool.end();
     },
   };
 }
