@@ -73,6 +73,7 @@ async function run(pool: pg.Pool, model: 'Plain' | 'Bound', connections: number,
 /** Statements per second of each model, per round (a short warm-up first). */
 export async function databaseFloor(url: string, connections: number, seconds: number, rounds: number) {
   const pool = new pg.Pool({ connectionString: url, max: connections });
+  pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
   try {
     for (const model of ['Plain', 'Bound'] as const) await run(pool, model, connections, 1);
     const result = { Plain: [] as number[], Bound: [] as number[] };

@@ -74,6 +74,7 @@ function floorStatements(pool: pg.Pool) {
 
 export async function startFloor(url: string, poolSize: number) {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
   const { create, records } = floorStatements(pool);
   return bareServer(pool, 200, async (url, body) => ({ data: url === '/create' ? await create(body) : await records() }));
 }
@@ -115,6 +116,7 @@ async function bareServer(pool: pg.Pool, status: number, answer: (url: string | 
  */
 export async function startStackFloor(url: string, poolSize: number) {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
   const { create, records } = floorStatements(pool);
   const enqueue = enqueueStatement(pool);
   const schema = buildSchema(`
@@ -205,6 +207,7 @@ export async function startPostGraphile(url: string, poolSize: number) {
   const { grafserv } = await import('postgraphile/grafserv/node');
   // Our own pool, ended by stop(): connections left open would log errors when the database is dropped.
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
   pool.on('error', () => undefined);
   const pgl = postgraphile({
     extends: [PostGraphileAmberPreset],
@@ -256,6 +259,7 @@ function enqueueStatement(pool: pg.Pool) {
 
 export async function startEnqueueFloor(url: string, poolSize: number) {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
   const enqueue = enqueueStatement(pool);
   return bareServer(pool, 201, async (_, body) => ({ id: (await enqueue(body)).id, status: 'queued' }));
 }
