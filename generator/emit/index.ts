@@ -11,7 +11,7 @@ import { emitClient } from './client.ts';
 import { GENERATED_MARKER } from './header.ts';
 import { emitMigration } from './migrate/index.ts';
 import { emitModels } from './models.ts';
-import { emitPackageJson, emitServer, emitTsconfig } from './project.ts';
+import { emitGitignore, emitPackageJson, emitServer, emitTsconfig } from './project.ts';
 import { emitProjections } from './projections.ts';
 import { emitCustomProjections, emitResolverIndex, emitStubs, obsoleteStubs } from './resolvers.ts';
 import { emitWorkflows } from './workflows.ts';
@@ -71,6 +71,7 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
     ['resolvers/index.ts', emitResolverIndex(ir, schemaFile)],
     ['server.ts', emitServer(schemaFile)],
     ['tsconfig.json', emitTsconfig()],
+    ['.gitignore', emitGitignore()],
     ['package.json', emitPackageJson(input.name)],
     ...emitProjections(ir, schemaFile),
     ...emitStubs(ir, previous.managed),

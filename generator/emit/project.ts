@@ -1,4 +1,4 @@
-/** server.ts, tsconfig.json and package.json: what makes DIR a project tsc and the runtime understand. */
+/** server.ts, tsconfig.json, package.json and .gitignore: what makes DIR a project tsc, the runtime and git understand. */
 import { render } from './templates.ts';
 import { PACKAGE_VERSION, dependencyRange } from '../../runtime/package.ts';
 
@@ -34,4 +34,12 @@ export function emitPackageJson(name: string): string {
   const dependencies = { 'graphql-ws': dependencyRange('graphql-ws'), 'svc-gen': `^${PACKAGE_VERSION}` };
   const pkg = { name: `${name}-service`, private: true, type: 'module', dependencies };
   return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+/**
+ * `.svc/` holds what the CLI writes beside the project (the bundle `svc-gen
+ * start` loads, see ADR 003): never reviewed, never committed.
+ */
+export function emitGitignore(): string {
+  return '# Written by svc-gen start and svc-gen compile (the bundle start loads); not source.\n.svc/\n';
 }
