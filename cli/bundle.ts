@@ -59,7 +59,7 @@ export async function bundleProject(root: string, resolvePackage: PackageResolve
   const paths = bundlePaths(root);
   const key = JSON.stringify([PACKAGE_VERSION, process.version, resolvePackage('svc-gen/runtime')]);
   const cached = readManifest(paths.manifest);
-  if (cached?.key === key && current(cached)) return { url: pathToFileURL(paths.bundle).href, built: false };
+  if (cached?.key === key && current(cached, paths.bundle)) return { url: pathToFileURL(paths.bundle).href, built: false };
   let esbuild: typeof import('esbuild');
   try {
     esbuild = await import('esbuild');
@@ -136,8 +136,9 @@ function readManifest(path: string): Manifest | null {
   }
 }
 
-function current(manifest: Manifest): boolean {
+function current(manifest: Manifest, bundle: string): boolean {
   try {
+    statSync(bundle);
     for (const [path, [size, mtimeMs]] of Object.entries(manifest.inputs)) {
       const stat = statSync(path);
       if (stat.size !== size || stat.mtimeMs !== mtimeMs) return false;

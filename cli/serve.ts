@@ -23,27 +23,35 @@ export interface ProjectLoading {
 
 export interface LoadedProject {
   readonly definition: ServiceDefinition;
-  /** `bundle`: the project's bundle, loaded by plain Node; `tsx`: its sources through tsx's hooks. */
-  readonly via: 'bundle' | 'tsx';
-  /** Why it was not bundled (only when it could have been). */
+  /** Why the project was loaded through tsx although it could have been bundled. */
   readonly reason?: string;
 }
 
-export async function loadProject(dir: string, loading?: ProjectLoading): Promise<LoadedProject> {
+function projectEntry(dir: string): string {
   const entry = join(resolve(dir), 'server.ts');
   if (!existsSync(entry)) throw new UserError(`${entry}: not found; run svc-gen build --out ${dir} first`);
-  const bundled = loading ? await bundleProject(dir, loading.resolvePackage) : null;
-  if (bundled && !('url' in bundled)) loading?.registerTypeScript();
-  const url = bundled && 'url' in bundled ? bundled.url : pathToFileURL(entry).href;
+  return entry;
+}
+
+async function importDefinition(entry: string, url: string): Promise<ServiceDefinition> {
   const module = (await import(url)) as { default?: ServiceDefinition };
   if (module.default?.kind !== 'service') throw new UserError(`${entry}: does not export a service definition`);
-  return { definition: module.default, via: bundled && 'url' in bundled ? 'bundle' : 'tsx', reason: bundled && 'reason' in bundled ? bundled.reason : undefined };
+  return module.default;
+}
+
+export async function loadProject(dir: string, loading?: ProjectLoading): Promise<LoadedProject> {
+  const entry = projectEntry(dir);
+  if (!loading) return { definition: await importDefinition(entry, pathToFileURL(entry).href) };
+  const bundled = await bundleProject(dir, loading.resolvePackage);
+  if ('url' in bundled) return { definition: await importDefinition(entry, bundled.url) };
+  loading.registerTypeScript();
+  return { definition: await importDefinition(entry, pathToFileURL(entry).href), reason: bundled.reason };
 }
 
 /** `svc-gen compile DIR`: writes the bundle `start` loads (an image's build step, where the running server may not write). */
 export async function compileCommand(dir: string, loading: ProjectLoading | undefined): Promise<number> {
-  if (!existsSync(join(resolve(dir), 'server.ts'))) throw new UserError(`${join(resolve(dir), 'server.ts')}: not found; run svc-gen build --out ${dir} first`);
-  if (!loading) throw new UserError('compile is for an installed svc-gen: run from the sources, start loads the project through tsx');
+  projectEntry(dir);
+  if (!loading) throw new UserError('compile applies to an installed svc-gen; from a checkout, start loads the project through tsx');
   const bundled = await bundleProject(dir, loading.resolvePackage);
   if ('reason' in bundled) throw new UserError(`${dir}: ${bundled.reason}; start will load it through tsx`);
   process.stdout.write(`${bundled.built ? 'wrote' : 'up to date:'} ${relative(process.cwd(), fileURLToPath(bundled.url))}\n`);

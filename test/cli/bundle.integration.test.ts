@@ -99,6 +99,9 @@ describe('the project bundle for start', { timeout: 60_000 }, () => {
   it('is reused while its inputs are unchanged, and rebuilt when one changes', async () => {
     expect(await bundleProject(dir, resolvePackage)).toMatchObject({ built: true });
     expect(await bundleProject(dir, resolvePackage)).toMatchObject({ built: false });
+    // The bundle itself deleted (its manifest left): rebuilt.
+    rmSync(bundlePaths(dir).bundle);
+    expect(await bundleProject(dir, resolvePackage)).toMatchObject({ built: true });
     write(dir, { 'resolvers/index.ts': readFileSync(join(dir, 'resolvers/index.ts'), 'utf8').replace('pad(name)', "pad(name + '!')") });
     const rebuilt = await bundleProject(dir, resolvePackage);
     expect(rebuilt).toMatchObject({ built: true });
