@@ -56,7 +56,7 @@ export interface WorkerStatements {
   fail(tokenHash: string, id: string, leaseId: string, error: string, retryable: boolean, jitter: number): Promise<Failed>;
 }
 
-interface Built {
+export interface Built {
   readonly lease: string;
   readonly complete: string;
   readonly extend: string;
@@ -64,7 +64,8 @@ interface Built {
 }
 
 /** The four texts; null when the history policy does not keep Job events (never with the built-in policies). */
-function build(events: EventStore): Built | null {
+/** The statements' texts (exported for plan tests). */
+export function workerStatementTexts(events: EventStore): Built | null {
   const leasedEvents = events.appendFrom('Job', 'numbered r', {
     id: '($5::text[])[r.n]', streamType: `'Job'`, streamId: 'r.id', eventType: `'JobLeased'`,
     data: `jsonb_build_object('workerId', r.worker_id, 'attempt', r.attempts)`, actorId: 'null', tenantId: 'r.tenant_id',
@@ -182,7 +183,7 @@ interface LeaseRow extends Omit<LeasedRow, 'id' | 'tenant_id'> {
  * policy that drops Job events): the routes then take the step-by-step path.
  */
 export function workerStatements(db: Db, events: EventStore, prepared: boolean): WorkerStatements | null {
-  const texts = build(events);
+  const texts = workerStatementTexts(events);
   if (!texts) return null;
   const run = <T>(name: keyof Built, values: unknown[]) =>
     db.any<T>(prepared ? { name: `svc_jobs_${name}`, text: texts[name], values } : { text: texts[name], values });
