@@ -21,7 +21,8 @@
  *
  * BENCH_ROWS=read,create,enqueue,jobs,start picks rows (default: all); BENCH_SECONDS
  * (default 6) per system and HTTP row, after a 1 s warm-up; BENCH_JOBS
- * (default 5000); BENCH_STARTS (default 10).
+ * (default 5000), after an unmeasured drain of BENCH_WARM_JOBS (default 500)
+ * by the same system; BENCH_STARTS (default 10).
  */
 import { resolve } from 'node:path';
 import { createTestDatabase } from '../../test/helpers/db.ts';
@@ -36,6 +37,8 @@ import { hasDist, measureStarts, type StartMode } from '../start/run.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const JOBS = Number(process.env.BENCH_JOBS ?? 5000);
+/** Jobs each system drains once, unmeasured, before its measured drain: every one plans its statements and warms up alike. */
+const WARM_JOBS = Number(process.env.BENCH_WARM_JOBS ?? 500);
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
 const ROWS = new Set((process.env.BENCH_ROWS ?? 'read,create,enqueue,jobs,start').split(',').map((row) => row.trim()));
 const POOL_SIZE = 20;
@@ -181,6 +184,8 @@ async function baselineJobs(name: string, start: (url: string) => Promise<Baseli
     const baseline = await start(database.url);
     try {
       const enqueueMs = await baseline.enqueue(ENQUEUE_BASELINE, 16);
+      await baseline.bulk(WARM_JOBS);
+      await baseline.drain(WARM_JOBS);
       await baseline.bulk(JOBS);
       const drainMs = await baseline.drain(JOBS);
       const result = { enqueue: rate(ENQUEUE_BASELINE, enqueueMs), drain: rate(JOBS, drainMs) };
@@ -237,6 +242,8 @@ async function jobs(): Promise<void> {
   const perJob = await (async () => {
     const svc = await startSvc();
     try {
+      await svc.enqueueBulk(WARM_JOBS);
+      await svc.drainPerJob(WARM_JOBS, 16);
       await svc.enqueueBulk(JOBS);
       const drained = await svc.drainPerJob(JOBS, 16);
       log(`  svc-gen per-job routes: drain ${rate(JOBS, drained.ms)} jobs/s, complete p50 ${drained.p50.toFixed(1)} ms, p99 ${drained.p99.toFixed(1)} ms`);
@@ -248,6 +255,8 @@ async function jobs(): Promise<void> {
   const { sdk, statements } = await (async () => {
     const svc = await startSvc();
     try {
+      await svc.enqueueBulk(WARM_JOBS);
+      await svc.drain(WARM_JOBS, 4, 50);
       await svc.enqueueBulk(JOBS);
       const ms = await svc.drain(JOBS, 4, 50);
       log(`  svc-gen SDK: drain ${rate(JOBS, ms)} jobs/s`);
