@@ -18,8 +18,8 @@
  * - a source map is inlined, so stack traces name the TypeScript lines.
  *
  * The bundle is reused while `manifest.json` still matches: every input's size
- * and mtime, the imported packages' files still present, and the same svc-gen
- * (at the same place) and Node. Anything this cannot bundle faithfully (an import whose
+ * and mtime, the imported packages' files still present, the same project
+ * folder, and the same svc-gen (at the same place) and Node. Anything this cannot bundle faithfully (an import whose
  * path is computed at run time, a `require`) or cannot write (a read-only
  * folder) is a reason: the caller then loads the project through tsx as before.
  */
@@ -57,7 +57,8 @@ export async function bundleProject(root: string, resolvePackage: PackageResolve
   const base = resolve(root);
   const entry = join(base, 'server.ts');
   const paths = bundlePaths(root);
-  const key = JSON.stringify([PACKAGE_VERSION, process.version, resolvePackage('svc-gen/runtime')]);
+  // The folder is part of the key: a copied project (its .svc/ included) must not run the original's files.
+  const key = JSON.stringify([base, PACKAGE_VERSION, process.version, resolvePackage('svc-gen/runtime')]);
   const cached = readManifest(paths.manifest);
   if (cached?.key === key && current(cached, paths.bundle)) return { url: pathToFileURL(paths.bundle).href, built: false };
   let esbuild: typeof import('esbuild');

@@ -6,7 +6,7 @@
  * (The installed package end to end, bundle included: test/package.)
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -120,6 +120,15 @@ describe('the project bundle for start', { timeout: 60_000 }, () => {
     const orphan = await bundleProject(dir, resolvePackage);
     expect(orphan).toMatchObject({ built: true });
     await expect(load(orphan, dir)).rejects.toThrow(/Cannot find package 'fake-pad'/);
+  });
+
+  it('is not reused by a copy of the project (the copy runs its own files)', async () => {
+    expect(await bundleProject(dir, resolvePackage)).toMatchObject({ built: true });
+    const copy = mkdtempSync(join(tmpdir(), 'svc-bundle-copy-'));
+    cpSync(dir, copy, { recursive: true, preserveTimestamps: true });
+    const bundled = await bundleProject(copy, resolvePackage);
+    expect(bundled).toMatchObject({ built: true });
+    expect(await load(bundled, copy)).toMatchObject({ root: pathToFileURL(copy).href + '/' });
   });
 
   it.each([
