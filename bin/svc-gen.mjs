@@ -24,18 +24,16 @@ const registerTypeScript = () => {
   // tsx's loader is registered by its module name rather than through its API
   // module (tsx/esm/api), which would load tsx and esbuild's client into this
   // thread as well (~85 ms of a cold start) only to make the same call.
-  process.setSourceMapsEnabled(true);
   register('tsx/esm', import.meta.url, { data: {} });
 };
 const loaderFree = !sources && (command === 'start' || command === 'migrate' || command === 'compile');
 if (loaderFree) {
   await import('../dist/runtime/index.js');
   await import('../dist/cli/serve.js');
-  // The bundle's stack traces name the TypeScript lines through its inline source map.
-  process.setSourceMapsEnabled(true);
-} else {
-  registerTypeScript();
 }
+// Stack traces name the project's TypeScript lines (the bundle's and tsx's inline source maps).
+process.setSourceMapsEnabled(true);
+if (!loaderFree) registerTypeScript();
 const { main } = await import(sources ? '../cli/main.ts' : '../dist/cli/main.js');
 const loading = loaderFree ? { registerTypeScript, resolvePackage: (specifier) => import.meta.resolve(specifier) } : undefined;
 process.exitCode = await main(process.argv.slice(2), loading);

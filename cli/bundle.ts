@@ -24,9 +24,9 @@
  * folder) is a reason: the caller then loads the project through tsx as before.
  */
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, extname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BuildResult, Plugin } from 'esbuild';
+import type { BuildResult, Loader, Plugin } from 'esbuild';
 import { PACKAGE_VERSION } from '../runtime/package.ts';
 
 /** The file URL of one of this package's entry points (`svc-gen/runtime`, ...). */
@@ -43,6 +43,10 @@ interface Manifest {
 }
 
 const SELF = /^svc-gen(\/.*)?$/;
+/** esbuild's loader for each extension the onLoad filter lets through. */
+const LOADERS: Record<string, Loader> = {
+  '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx',
+};
 const META = /\bimport\.meta\.(url|dirname|filename)\b/g;
 /** `require(...)`, or an `import(...)` whose argument is not one string literal: its target is not known when bundling. */
 const COMPUTED = /\brequire\s*\(|\bimport\s*\((?!\s*(['"])[^'"`$]*\1\s*[,)])/;
@@ -92,8 +96,8 @@ export async function bundleProject(root: string, resolvePackage: PackageResolve
             if (dynamic) unbundled.push(`${relative(base, args.path)}: ${dynamic[0].trim()}`);
             const file = pathToFileURL(args.path).href;
             const meta = { url: file, dirname: dirname(args.path), filename: args.path } as const;
-            const loader = /\.[cm]?tsx?$/.test(args.path) ? (args.path.endsWith('x') ? 'tsx' : 'ts') : (args.path.endsWith('x') ? 'jsx' : 'js');
-            return { contents: source.replace(META, (_, name: keyof typeof meta) => JSON.stringify(meta[name])), loader };
+            const contents = source.replace(META, (_, name: keyof typeof meta) => JSON.stringify(meta[name]));
+            return { contents, loader: LOADERS[extname(args.path)] };
           });
         },
       } satisfies Plugin],

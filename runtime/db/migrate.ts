@@ -112,8 +112,12 @@ export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<st
  * a newer version (of svc-gen or of the schema). Used at boot and by /ready.
  */
 export async function unknownMigrations(db: Db, sets: readonly MigrationSet[]): Promise<string[]> {
-  const known = new Set(sets.flatMap(readSet).map((file) => `${file.scope}/${file.name}`));
-  return [...(await appliedChecksums(db)).keys()].filter((key) => !known.has(key)).sort();
+  return unknownOf(sets.flatMap(readSet), await appliedChecksums(db));
+}
+
+function unknownOf(files: MigrationFile[], applied: Map<string, string>): string[] {
+  const known = new Set(files.map((file) => `${file.scope}/${file.name}`));
+  return [...applied.keys()].filter((key) => !known.has(key)).sort();
 }
 
 /**
@@ -124,9 +128,5 @@ export async function unknownMigrations(db: Db, sets: readonly MigrationSet[]): 
 export async function migrationStatus(db: Db, sets: readonly MigrationSet[]): Promise<{ pending: string[]; unknown: string[] }> {
   const files = sets.flatMap(readSet);
   const applied = await appliedChecksums(db);
-  const known = new Set(files.map((file) => `${file.scope}/${file.name}`));
-  return {
-    pending: plan(files, applied).map((file) => `${file.scope}/${file.name}`),
-    unknown: [...applied.keys()].filter((key) => !known.has(key)).sort(),
-  };
+  return { pending: plan(files, applied).map((file) => `${file.scope}/${file.name}`), unknown: unknownOf(files, applied) };
 }

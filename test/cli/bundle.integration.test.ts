@@ -2,8 +2,8 @@
  * cli/bundle.ts: the project bundle an installed `svc-gen start` loads with
  * plain Node (no TypeScript loader). Each case builds a small project by hand,
  * bundles it, and imports the bundle in a plain `node` child process, where
- * `svc-gen/runtime` is a stub that records what the project passed it.
- * (The installed package end to end, bundle included: test/package.)
+ * `svc-gen/runtime` is a stand-in module that records what the project passed it.
+ * The installed package end to end, with the real runtime and the bundle: test/package.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
