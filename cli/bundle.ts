@@ -14,7 +14,9 @@
  *   itself would resolve from the importing file, so a package is the same
  *   module instance whoever imports it;
  * - `import.meta.url` (and `dirname`, `filename`) in a project file keeps
- *   meaning that file, not the bundle;
+ *   meaning that file, not the bundle: esbuild's `define` turns each into an
+ *   identifier that every file declares for itself (so a string that merely
+ *   spells `import.meta.url` is left alone);
  * - a source map is inlined, so stack traces name the TypeScript lines.
  *
  * The bundle is reused while `manifest.json` still matches: every input's size
@@ -47,7 +49,12 @@ const SELF = /^svc-gen(\/.*)?$/;
 const LOADERS: Record<string, Loader> = {
   '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx',
 };
-const META = /\bimport\.meta\.(url|dirname|filename)\b/g;
+/**
+ * `import.meta.*` → an identifier per property (esbuild's `define`, applied to
+ * the syntax tree), which each file's prelude declares with that file's value.
+ * esbuild renames the declarations apart, so each file's references stay its own.
+ */
+const META = { url: '__svc_import_meta_url', dirname: '__svc_import_meta_dirname', filename: '__svc_import_meta_filename' } as const;
 /** `require(...)`, or an `import(...)` whose argument is not one string literal: its target is not known when bundling. */
 const COMPUTED = /\brequire\s*\(|\bimport\s*\((?!\s*(['"])[^'"`$]*\1\s*[,)])/;
 
@@ -78,6 +85,7 @@ export async function bundleProject(root: string, resolvePackage: PackageResolve
     result = await esbuild.build({
       entryPoints: [entry], bundle: true, format: 'esm', platform: 'node', target: `node${process.versions.node.split('.')[0]}`,
       absWorkingDir: base, write: false, metafile: true, sourcemap: 'inline', sourcesContent: false, logLevel: 'silent', outfile: paths.bundle,
+      define: Object.fromEntries(Object.entries(META).map(([name, id]) => [`import.meta.${name}`, id])),
       plugins: [{
         name: 'svc-gen-start',
         setup(build) {
@@ -94,10 +102,7 @@ export async function bundleProject(root: string, resolvePackage: PackageResolve
             const source = readFileSync(args.path, 'utf8');
             const dynamic = COMPUTED.exec(source);
             if (dynamic) unbundled.push(`${relative(base, args.path)}: ${dynamic[0].trim()}`);
-            const file = pathToFileURL(args.path).href;
-            const meta = { url: file, dirname: dirname(args.path), filename: args.path } as const;
-            const contents = source.replace(META, (_, name: keyof typeof meta) => JSON.stringify(meta[name]));
-            return { contents, loader: LOADERS[extname(args.path)] };
+            return { contents: withMetaPrelude(source, args.path), loader: LOADERS[extname(args.path)] };
           });
         },
       } satisfies Plugin],
@@ -131,6 +136,19 @@ export async function bundleProject(root: string, resolvePackage: PackageResolve
     return { reason: `cannot write ${relative(process.cwd(), paths.folder) || '.'}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
   }
   return { url: pathToFileURL(paths.bundle).href, built: true };
+}
+
+/**
+ * `source` with the declarations `META`'s identifiers refer to, on its first
+ * line (after a `#!` line), so that every later line keeps its number for the
+ * source map. Declarations a file does not use are dropped by the bundler.
+ */
+function withMetaPrelude(source: string, path: string): string {
+  const values = { url: pathToFileURL(path).href, dirname: dirname(path), filename: path };
+  const prelude = `const ${Object.entries(META).map(([name, id]) => `${id} = ${JSON.stringify(values[name as keyof typeof META])}`).join(', ')};`;
+  if (!source.startsWith('#!')) return prelude + source;
+  const lineEnd = source.indexOf('\n');
+  return lineEnd === -1 ? `${source}\n${prelude}` : source.slice(0, lineEnd + 1) + prelude + source.slice(lineEnd + 1);
 }
 
 function readManifest(path: string): Manifest | null {

@@ -37,8 +37,8 @@ function write(dir: string, files: Record<string, string>): void {
 const SERVER = `
   import { defineService } from 'svc-gen/runtime';
   import snapshot from './schema.snapshot.json' with { type: 'json' };
-  import { resolvers, here } from './resolvers/index.ts';
-  export default defineService({ snapshot, resolvers, here, root: new URL('.', import.meta.url).href });
+  import { resolvers, here, spelled } from './resolvers/index.ts';
+  export default defineService({ snapshot, resolvers, here, spelled, root: new URL('.', import.meta.url).href });
 `;
 
 function project(): string {
@@ -46,10 +46,13 @@ function project(): string {
   write(dir, {
     'server.ts': SERVER,
     'schema.snapshot.json': JSON.stringify({ models: ['Deal'] }),
-    'resolvers/index.ts': `
+    // A `#!` line stays first (the prelude that gives import.meta its values goes after it).
+    'resolvers/index.ts': `#!/usr/bin/env node
       import { pad } from 'fake-pad';
       interface Greeting { readonly text: string }
       export const here: string = import.meta.url;
+      // Text that only spells import.meta is left as written.
+      export const spelled = ["import.meta.url", 'import.meta.dirname', \`import.meta.filename\`];
       export const resolvers = { greet: (name: string): Greeting => ({ text: pad(name) }) };
     `,
     // A package of the project's own node_modules, with an "exports" map.
@@ -66,7 +69,7 @@ async function load(bundled: Bundled, dir: string): Promise<Record<string, unkno
     const { default: service } = await import(${JSON.stringify(bundled.url)});
     const again = await import(${JSON.stringify(pathToFileURL(join(dir, 'node_modules/fake-pad/pad.mjs')).href)});
     console.log(JSON.stringify({
-      kind: service.kind, snapshot: service.snapshot, root: service.root, here: service.here,
+      kind: service.kind, snapshot: service.snapshot, root: service.root, here: service.here, spelled: service.spelled,
       greeting: service.resolvers.greet('ada'), padLoads: globalThis.padLoads, defined: globalThis.defined,
       samePad: again.pad('x') === '[x]',
     }));
@@ -87,6 +90,7 @@ describe('the project bundle for start', { timeout: 60_000 }, () => {
     expect(await load(bundled, dir)).toEqual({
       kind: 'service', snapshot: { models: ['Deal'] },
       root: pathToFileURL(dir).href + '/', here: pathToFileURL(join(dir, 'resolvers', 'index.ts')).href,
+      spelled: ['import.meta.url', 'import.meta.dirname', 'import.meta.filename'],
       greeting: { text: '[ada]' },
       // The package is imported as the file Node resolves, so importing that file again is the same module.
       padLoads: 1, defined: 1, samePad: true,
