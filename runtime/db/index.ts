@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import pgPromise from 'pg-promise';
 import type { Config } from '../config/index.ts';
 import type { IDatabase, IMain, ITask } from 'pg-promise';
-import { createPgNotifier, type Notifier } from './notify.ts';
+import { createPgNotifier, type ClientClass, type Notifier } from './notify.ts';
 import { openEmbedded } from './embedded.ts';
 import { shrinkGradually } from './shrink.ts';
 import { isoUtc } from './time.ts';
@@ -213,7 +213,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const pools = [...new Set([db, direct, read])].map((d) => d.$pool);
   const stopShrinking = pools.map((pool) => shrinkGradually(pool, { idleMs }));
-  const notifier = createPgNotifier(directUrl);
+  // pg-promise types its pg with a subset of the Client's methods; the class is pg's own.
+  const notifier = createPgNotifier(directUrl, pgp.pg.Client as unknown as ClientClass);
   return {
     db,
     direct,

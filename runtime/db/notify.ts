@@ -9,7 +9,7 @@
  * `pg_notify` inside a transaction are delivered on commit, never before.
  * Payloads over ~8000 bytes are refused by Postgres: callers send a reference.
  */
-import pg from 'pg';
+import type pg from 'pg';
 
 export type NotificationHandler = (payload: string) => void;
 
@@ -62,8 +62,11 @@ export function quoteChannel(channel: string): string {
   return `"${channel}"`;
 }
 
+/** The client class: pg-promise's own copy of pg (`pgp.pg.Client`), so that the runtime loads one pg, not two. */
+export type ClientClass = new (config: { connectionString: string; application_name: string }) => pg.Client;
+
 /** Real server: one dedicated client, reconnected with backoff if it drops. */
-export function createPgNotifier(url: string): Notifier {
+export function createPgNotifier(url: string, Client: ClientClass): Notifier {
   const registry = new HandlerRegistry();
   let client: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
@@ -72,7 +75,7 @@ export function createPgNotifier(url: string): Notifier {
   let retryDelay = 100;
 
   const connect = async (): Promise<pg.Client> => {
-    const next = new pg.Client({ connectionString: url, application_name: 'svc-gen-listener' });
+    const next = new Client({ connectionString: url, application_name: 'svc-gen-listener' });
     next.on('notification', (msg) => registry.dispatch(msg.channel, msg.payload ?? ''));
     next.on('error', () => undefined);
     let live = false;

@@ -4,6 +4,7 @@
  * connection is being opened (a leaked listener kept a pooler or proxy, and
  * the test that used one, waiting forever).
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgNotifier } from '../../runtime/db/notify.ts';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../helpers/db.ts';
@@ -32,7 +33,7 @@ async function untilNoListener(): Promise<number> {
 
 describe('pg notifier', () => {
   it('delivers, reconnects after its backend is terminated, and closes cleanly', async () => {
-    const notifier = createPgNotifier(database.url);
+    const notifier = createPgNotifier(database.url, pg.Client);
     const received: string[] = [];
     let wake: () => void = () => undefined;
     await notifier.listen('svc_test_channel', (payload) => {
@@ -66,7 +67,7 @@ describe('pg notifier', () => {
 
   it('leaves no connection behind when closed while connecting', async () => {
     for (let round = 0; round < 5; round++) {
-      const notifier = createPgNotifier(database.url);
+      const notifier = createPgNotifier(database.url, pg.Client);
       const listening = notifier.listen('svc_test_channel', () => undefined).catch((error: Error) => error);
       await notifier.close();
       await listening;
