@@ -7,7 +7,7 @@
  * deadlocks; on a real server it wastes a pooled connection.
  */
 import { createHash } from 'node:crypto';
-import pgPromise from 'pg-promise';
+import pgPromise from './pg-promise.ts';
 import type { Config } from '../config/index.ts';
 import type { IDatabase, IMain, ITask } from 'pg-promise';
 import { createPgNotifier, type ClientClass, type Notifier } from './notify.ts';
