@@ -20,7 +20,7 @@
  * falls on each alike, and every ratio is taken within this run.
  *
  * BENCH_ROWS=read,create,enqueue,jobs,start picks rows (default: all); BENCH_SECONDS
- * (default 6) per system and HTTP row, after a 1 s warm-up; BENCH_JOBS
+ * (default 6) per system and HTTP row, after a warm-up of BENCH_WARM_SECONDS (default 1); BENCH_JOBS
  * (default 5000), after an unmeasured drain of BENCH_WARM_JOBS (default 500)
  * by the same system; BENCH_STARTS (default 10).
  */
@@ -35,6 +35,7 @@ import { startSvc } from '../jobs/svc.ts';
 import { hasDist, measureStarts, type StartMode } from '../start/run.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 1);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const JOBS = Number(process.env.BENCH_JOBS ?? 5000);
 /** Jobs each system drains once, unmeasured, before its measured drain: every one plans its statements and warms up alike. */
@@ -74,7 +75,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  */
 async function alternate(targets: readonly HttpTarget[], connections: number): Promise<LoadResult[]> {
   const rounds: LoadResult[][] = targets.map(() => []);
-  for (const target of targets) await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds: 1 });
+  for (const target of targets) await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds: WARM_SECONDS });
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, target] of targets.entries()) {
       const result = await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds: Math.max(1, Math.round(SECONDS / ROUNDS)) });
