@@ -26,6 +26,7 @@ import { formatErrors, isUnavailableError, requestError } from './errors.ts';
 import type { Executor, GraphQLRequest } from './execute.ts';
 import { isPlainObject } from '../records/values.ts';
 import { findNul } from '../http/input.ts';
+import { isJsonRequest } from '../http/body.ts';
 import { requestScope } from '../tenancy/index.ts';
 import { tenantOfRequest, userActor, type AuditLog } from '../audit/index.ts';
 
@@ -59,7 +60,7 @@ function checkRequest(query: unknown, variables: unknown, operationName: unknown
 }
 
 function readPost(koa: Koa.Context): GraphQLRequest {
-  if (!koa.request.is('json', '+json')) {
+  if (!isJsonRequest(koa)) {
     throw new Refusal(415, requestError('VALIDATION_ERROR', 'the request body must be application/json'), { Accept: JSON_TYPE });
   }
   const body: unknown = koa.request.body;

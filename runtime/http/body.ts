@@ -30,7 +30,7 @@ const malformed = () => new HttpError(400, 'malformed JSON body');
 export function jsonBody(options: JsonBodyOptions): Koa.Middleware {
   const delegated = new Set(options.nulCheckedBy ?? []);
   return async function jsonBody(ctx, next) {
-    if (!PARSED_METHODS.has(ctx.method) || !ctx.request.is('json', '+json')) return await next();
+    if (!PARSED_METHODS.has(ctx.method) || !isJsonRequest(ctx)) return await next();
     const length = Number(ctx.get('content-length') || 0);
     if (length > options.maxBodyBytes) throw tooLarge();
     const encoding = ctx.get('content-encoding').toLowerCase();
@@ -42,6 +42,25 @@ export function jsonBody(options: JsonBodyOptions): Koa.Middleware {
     ctx.request.body = body;
     await next();
   };
+}
+
+/** The content types nearly every JSON client sends, matched without parsing. */
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
+
+/**
+ * Is the request's body JSON (`application/json` or a `+json` type), as Koa's
+ * `request.is('json', '+json')` answers it? The usual header is matched
+ * directly: type-is parses the header and normalises both types on every call
+ * (~8 µs a request, and a GraphQL POST asks twice). As there, a request
+ * without a body (no Transfer-Encoding, no numeric Content-Length) is not.
+ */
+export function isJsonRequest(ctx: Koa.Context): boolean {
+  const headers = ctx.req.headers;
+  const type = headers['content-type'];
+  if (type !== undefined && PLAIN_JSON.has(type)) {
+    return headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(headers['content-length'] ?? Number.NaN));
+  }
+  return Boolean(ctx.request.is('json', '+json'));
 }
 
 function parse(text: string): unknown {

@@ -7,6 +7,31 @@ import { invalidField } from './errors.ts';
 
 /** The path of the first string (or key) holding U+0000 in `value`, or null. Iterative: depth cannot overflow the stack. */
 export function findNul(value: unknown, path: string): string | null {
+  return holdsNul(value) ? pathOfNul(value, path) : null;
+}
+
+/** Does any string or key in `value` hold U+0000? The common answer, no, without building a path per value. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: object[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop()! as Record<string, unknown>;
+    const array = Array.isArray(node);
+    for (const key of array ? [] : Object.keys(node)) if (key.includes('\u0000')) return true;
+    for (const child of array ? node as unknown[] : Object.values(node)) {
+      if (typeof child === 'string') {
+        if (child.includes('\u0000')) return true;
+      } else if (typeof child === 'object' && child !== null) {
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
+/** Where the first U+0000 is (the order findNul has always reported). */
+function pathOfNul(value: unknown, path: string): string | null {
   const stack: Array<[unknown, string]> = [[value, path]];
   while (stack.length > 0) {
     const [item, at] = stack.pop()!;
