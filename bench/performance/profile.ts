@@ -11,7 +11,10 @@
  *   across runs and code versions on a shared machine (saturated, it moves with
  *   the throughput the machine's other load leaves);
  *   PROFILE_CPU=FILE.cpuprofile writes a V8 CPU profile of the measured window
- *   only (read it with bench/performance/hot.ts or Chrome DevTools).
+ *   only (read it with bench/performance/hot.ts or Chrome DevTools);
+ *   PROFILE_PERF=FILE.data records the window with Linux `perf` (real CPU, kernel
+ *   included; run as `node --perf-basic-prof --import tsx bench/performance/profile.ts MODE`
+ *   so JavaScript frames have names, and read it with bench/performance/perf-hot.ts).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -26,6 +29,7 @@ import { perJobWorker } from '../jobs/svc.ts';
 import { seedItemsSql, startEnqueueFloor, startFloor, startStackFloor } from '../records/baselines.ts';
 import { runLoad } from '../records/load.ts';
 import { processCpuMs } from '../cpu.ts';
+import { recordPerf } from './perf-record.ts';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 16);
@@ -101,6 +105,7 @@ async function measure(server: Server, database: string, work: () => Promise<Rec
     await profiling.post('Profiler.start');
   }
   const pgBefore = await backendCpuMs(database);
+  const perf = process.env.PROFILE_PERF ? await recordPerf(process.env.PROFILE_PERF) : null;
   counting = true;
   const io = syscalls();
   const cpu = process.cpuUsage();
@@ -110,6 +115,11 @@ async function measure(server: Server, database: string, work: () => Promise<Rec
   const used = process.cpuUsage(cpu);
   const ioAfter = syscalls();
   counting = false;
+  if (perf) {
+    await perf.stop();
+    // What perf-hot.ts needs to put the samples per request: the window's requests, and the main thread (tid = pid).
+    writeFileSync(`${process.env.PROFILE_PERF}.json`, JSON.stringify({ requests, tid: process.pid, seconds: (performance.now() - started) / 1000 }));
+  }
   const pgAfter = await backendCpuMs(database);
   let pgCpuMs = 0;
   for (const [pid, ms] of pgAfter) if (pgBefore.has(pid)) pgCpuMs += ms - pgBefore.get(pid)!;
