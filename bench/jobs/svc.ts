@@ -16,7 +16,8 @@ export interface SvcBench {
   readonly jwt: string;
   enqueueHttp(count: number, concurrency: number): Promise<number>;
   enqueueBulk(count: number): Promise<number>;
-  drain(count: number, workers: number, capacity: number): Promise<number>;
+  /** SDK workers in a child process: ms to acknowledge `count` jobs after the first `warm` (queued beforehand, all of them). */
+  drain(count: number, workers: number, capacity: number, warm?: number): Promise<number>;
   /**
    * The statements floor: `workers` loops in this process running the worker
    * plane's own lease and complete statements (the ones the HTTP routes run,
@@ -57,7 +58,7 @@ export async function startSvc(): Promise<SvcBench> {
       }
       return performance.now() - started;
     },
-    drain: (count, workers, capacity) => drainInChild(service.url, token, count, workers, capacity),
+    drain: (count, workers, capacity, warm = 0) => drainInChild(service.url, token, count, workers, capacity, warm),
     async drainStatements(count, workers, capacity) {
       const statements = workerStatements(service.ctx.db, service.ctx.services.events, true);
       if (!statements) throw new Error('the history policy keeps no Job events: no one-statement plane');
@@ -80,9 +81,9 @@ export async function startSvc(): Promise<SvcBench> {
   };
 }
 
-function drainInChild(baseUrl: string, token: string, target: number, workers: number, capacity: number): Promise<number> {
+function drainInChild(baseUrl: string, token: string, target: number, workers: number, capacity: number, warm: number): Promise<number> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'drain-worker.ts')], {
-    env: { ...process.env, BASE_URL: baseUrl, WORKER_TOKEN: token, TARGET: String(target),
+    env: { ...process.env, BASE_URL: baseUrl, WORKER_TOKEN: token, TARGET: String(target), WARM: String(warm),
       WORKERS: String(workers), CAPACITY: String(capacity) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
