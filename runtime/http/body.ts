@@ -51,7 +51,7 @@ const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8
  * Is the request's body JSON (`application/json` or a `+json` type), as Koa's
  * `request.is('json', '+json')` answers it? The usual header is matched
  * directly: type-is parses the header and normalises both types on every call
- * (~8 µs a request, and a GraphQL POST asks twice). As there, a request
+ * (~0.7 µs against 19 ns, and a GraphQL POST asks twice). As there, a request
  * without a body (no Transfer-Encoding, no numeric Content-Length) is not.
  */
 export function isJsonRequest(ctx: Koa.Context): boolean {
