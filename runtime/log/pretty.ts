@@ -21,17 +21,22 @@ export interface PrettyOptions {
 
 type Format = (line: string) => string;
 
-const formatter = (colour: boolean): Format => {
-  const { prettyFactory } = require('pino-pretty') as typeof PinoPretty;
-  return prettyFactory({ colorize: colour, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,name', singleLine: true });
-};
+/** One pino-pretty formatter per colour setting, made on first use. */
+const formats = new Map<boolean, Format>();
 
-let plainFormat: Format | undefined;
-const plain = (): Format => (plainFormat ??= formatter(false));
+function formatter(colour: boolean): Format {
+  let format = formats.get(colour);
+  if (!format) {
+    const { prettyFactory } = require('pino-pretty') as typeof PinoPretty;
+    format = prettyFactory({ colorize: colour, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,name', singleLine: true });
+    formats.set(colour, format);
+  }
+  return format;
+}
 
 export function prettyDestination(out: { write(text: string): unknown } = process.stdout, options: PrettyOptions = {}): DestinationStream {
   const colour = options.colour ?? ((out as { isTTY?: boolean }).isTTY === true && !process.env.NO_COLOR);
-  const format = colour ? formatter(true) : plain();
+  const format = formatter(colour);
   return {
     write(line: string) {
       out.write(format(line));
@@ -41,6 +46,6 @@ export function prettyDestination(out: { write(text: string): unknown } = proces
 
 /** One JSON log line as text; a line that is not JSON passes through. */
 export function formatLine(line: string, colour = false): string {
-  const text = (colour ? formatter(true) : plain())(line);
+  const text = formatter(colour)(line);
   return text.endsWith('\n') ? text : `${text}\n`;
 }
