@@ -208,7 +208,6 @@ export async function startPostGraphile(url: string, poolSize: number) {
   // Our own pool, ended by stop(): connections left open would log errors when the database is dropped.
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
-  pool.on('error', () => undefined);
   const pgl = postgraphile({
     extends: [PostGraphileAmberPreset],
     pgServices: [makePgService({ pool, schemas: ['pgl'] })],
