@@ -34,7 +34,10 @@ describe('prepared feed statements', () => {
     const ids = [await insertEvent(pool, 'Alpha'), await insertEvent(pool, 'Beta'), await insertEvent(pool, 'Alpha')];
     const filter = filterOf([{ streams: ['Alpha'] }]);
     const { db } = service.ctx;
-    const result = await db.task(async (t) => {
+    // One snapshot for the three reads: a page's end is the horizon, which any
+    // transaction that starts meanwhile (in any database of the cluster) moves on.
+    const result = await db.tx(async (t) => {
+      await t.none('set transaction isolation level repeatable read, read only');
       const formatted = await readPage(t, ORIGIN, 100, true, filter, false);
       const prepared = await readPage(t, ORIGIN, 100, true, filter, true);
       const again = await readPage(t, ORIGIN, 100, true, filter, true);
