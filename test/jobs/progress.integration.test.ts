@@ -88,12 +88,15 @@ describe('job progress over realtime', () => {
   });
 
   it('publishes nothing for a stale lease (409)', async () => {
-    const { id } = await enqueueAndLease('owner3');
+    const { id, leaseId } = await enqueueAndLease('owner3');
     const owner = await connect(first, 'owner3', 'Viewer');
     owner.send({ op: 'subscribe', channel: `job:${id}` });
     await owner.next('subscribed');
     expect((await worker(`/jobs/${id}/progress`, { leaseId: 'stale', percent: 5, message: 'x', data: null })).status).toBe(409);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A barrier instead of a pause: the holder's own report goes out on the same
+    // channel after it, so a published stale report would arrive first.
+    expect((await worker(`/jobs/${id}/progress`, { leaseId, percent: 6, message: 'y', data: null })).status).toBe(204);
+    expect(await owner.next('message')).toMatchObject({ data: { jobId: id, percent: 6, message: 'y' } });
     expect(owner.frames.filter((f) => f.op === 'message')).toEqual([]);
     await owner.close();
   });

@@ -160,8 +160,14 @@ describe('custom projections across instances', () => {
       for (let i = 0; i < 4; i++) await w.update('Product', id, { name: `Shared ${i}` });
       await until(() => first.ctx.db.one('select n from test_event_counts where record_id = $1', [id]).catch(() => ({ n: 0 })),
         (r) => r.n >= 5);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // room for a duplicate to show up
+      // A barrier instead of a pause: a later change applied on the shared cursor,
+      // and neither instance with anything left to apply.
+      const marker = await w.create('Product', { name: 'Barrier' });
+      await until(() => first.ctx.db.one('select n from test_event_counts where record_id = $1', [marker]).catch(() => ({ n: 0 })),
+        (r) => r.n >= 1);
+      for (const svc of [first, second]) await until(async () => svc.ctx.services.projections.stats(), (s) => s.pending === 0);
       expect(await first.ctx.db.one('select n from test_event_counts where record_id = $1', [id])).toEqual({ n: 5 });
+      expect(await first.ctx.db.one('select n from test_event_counts where record_id = $1', [marker])).toEqual({ n: 1 });
     } finally {
       await second.close();
       await first.close();
