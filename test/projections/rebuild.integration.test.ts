@@ -156,18 +156,18 @@ describe('custom projections across instances', () => {
     try {
       await first.ctx.db.none('create table if not exists test_event_counts (record_id text primary key, n int not null)');
       const w = writer(first.ctx);
+      const count = (id: string) => first.ctx.db.one<{ n: number }>('select n from test_event_counts where record_id = $1', [id])
+        .catch(() => ({ n: 0 }));
       const id = await w.create('Product', { name: 'Shared' });
       for (let i = 0; i < 4; i++) await w.update('Product', id, { name: `Shared ${i}` });
-      await until(() => first.ctx.db.one('select n from test_event_counts where record_id = $1', [id]).catch(() => ({ n: 0 })),
-        (r) => r.n >= 5);
+      await until(() => count(id), (r) => r.n >= 5);
       // A barrier instead of a pause: a later change applied on the shared cursor,
       // and neither instance with anything left to apply.
       const marker = await w.create('Product', { name: 'Barrier' });
-      await until(() => first.ctx.db.one('select n from test_event_counts where record_id = $1', [marker]).catch(() => ({ n: 0 })),
-        (r) => r.n >= 1);
+      await until(() => count(marker), (r) => r.n >= 1);
       for (const svc of [first, second]) await until(async () => svc.ctx.services.projections.stats(), (s) => s.pending === 0);
-      expect(await first.ctx.db.one('select n from test_event_counts where record_id = $1', [id])).toEqual({ n: 5 });
-      expect(await first.ctx.db.one('select n from test_event_counts where record_id = $1', [marker])).toEqual({ n: 1 });
+      expect(await count(id)).toEqual({ n: 5 });
+      expect(await count(marker)).toEqual({ n: 1 });
     } finally {
       await second.close();
       await first.close();
