@@ -188,9 +188,12 @@ function safeFilename(name: string): string {
 function closing(koa: Koa.Context, error: unknown): unknown {
   koa.set('Connection', 'close');
   const req = koa.req;
+  // Held here: once the response is done, Node detaches the socket from the
+  // request, and `req.socket` is null by the time the timer fires.
+  const socket = req.socket;
   koa.res.once('finish', () => {
     if (req.readableEnded) return;
-    const timer = setTimeout(() => req.socket.destroy(), 2000);
+    const timer = setTimeout(() => socket?.destroy(), 2000);
     timer.unref();
     req.once('end', () => clearTimeout(timer));
     req.resume();
