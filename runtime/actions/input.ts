@@ -9,7 +9,7 @@ import type { ModelInfo } from '../records/model.ts';
 import { checkFieldType, checkScalar, isPlainObject } from '../records/values.ts';
 import type { Validator } from '../records/validate.ts';
 import { invalidField } from '../http/errors.ts';
-import { rejectNul } from '../http/input.ts';
+import { rejectNul, rejectTooDeep } from '../http/input.ts';
 
 const SYSTEM_SCALARS = { id: 'string', tenantId: 'string', createdAt: 'date', updatedAt: 'date', deletedAt: 'date' } as const;
 
@@ -21,6 +21,7 @@ export interface InputContext {
 export function checkInput(action: ActionDef, value: unknown, ctx: InputContext): Record<string, unknown> {
   const input = value === undefined || value === null ? {} : value;
   if (!isPlainObject(input)) throw invalidField('input', 'input must be an object');
+  rejectTooDeep(input, 'input');
   rejectNul(input, 'input');
   return action.input.kind === 'fields'
     ? checkFields(action.input.fields, input)

@@ -3,6 +3,7 @@
  * message, never a 500 from a constraint or a cast in SQL.
  */
 import { badRequest } from '../http/errors.ts';
+import { rejectTooDeep } from '../http/input.ts';
 import type { EnqueueInput } from './types.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
@@ -63,6 +64,7 @@ export function normalizeJob(input: EnqueueInput, internal = false): NormalizedJ
   if (key !== undefined && key !== null && (typeof key !== 'string' || key.length > MAX_NAME_LENGTH)) {
     throw badRequest(`idempotencyKey must be a string of at most ${MAX_NAME_LENGTH} characters`);
   }
+  rejectTooDeep(input.payload, 'payload');
   return {
     queue: internal ? requireName(input.queue, 'queue') : requirePublicQueue(input.queue, 'queue'),
     kind: requireName(input.kind, 'kind'),

@@ -8,6 +8,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { principalOf, requireUser, type Authenticator, type Principal } from '../auth/index.ts';
 import { conflict, forbidden, invalidField, notFound } from '../http/errors.ts';
+import { rejectTooDeep } from '../http/input.ts';
 import type { WorkflowDef } from '../ir/types.ts';
 import { requestScope } from '../tenancy/index.ts';
 import { startRun } from './start.ts';
@@ -133,12 +134,13 @@ function readLimit(raw: string | null): number {
   return Math.min(MAX_LIMIT, Math.max(1, Math.floor(value)));
 }
 
-/** `{input}`: an object (default `{}`); anything else names the field. */
+/** `{input}`: an object (default `{}`) nested at most MAX_JSON_DEPTH deep; anything else names the field. */
 function runInput(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw invalidField('body', 'body must be a JSON object {input}');
   const input = (body as Record<string, unknown>).input;
   if (input === undefined || input === null) return {};
   if (typeof input !== 'object' || Array.isArray(input)) throw invalidField('input', 'input must be a JSON object');
+  rejectTooDeep(input, 'input');
   return input as Record<string, unknown>;
 }
