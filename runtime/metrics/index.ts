@@ -10,6 +10,10 @@
  * collected once per process into a registry of their own, never prom-client's
  * global one, and appended to every service's answer.
  *
+ * Labels never take a value a client chooses without a bound: clients name
+ * queues freely, so each queue-labelled series keeps its own label for at
+ * most MAX_QUEUE_SERIES queues and folds the rest into OTHER_QUEUES.
+ *
  * Access: with SVC_METRICS_TOKEN unset, only loopback peers (the socket's
  * address; X-Forwarded-For is never consulted); with it set, only
  * `Authorization: Bearer <token>` (compared in constant time).
@@ -39,6 +43,36 @@ declare module '../service/types.ts' {
 }
 
 export const METRICS_PATH = '/metrics';
+
+/** How many queues get series of their own; every other queue is counted under OTHER_QUEUES. */
+export const MAX_QUEUE_SERIES = 50;
+/** The `queue` label of the folded queues (parentheses: not what a client is likely to name a queue). */
+export const OTHER_QUEUES = '(other)';
+
+/**
+ * Jobs by queue and status: the MAX_QUEUE_SERIES queues holding the most jobs
+ * keep their name, the others are summed under OTHER_QUEUES.
+ */
+const JOBS_BY_QUEUE = `
+  select case when rank <= $1 then queue else $2 end as queue, status, sum(count)::int as count
+    from (select queue, status, count, dense_rank() over (order by total desc, queue) as rank
+            from (select queue, status, count(*) as count, sum(count(*)) over (partition by queue) as total
+                    from svc_jobs group by queue, status) as counted) as ranked
+   group by 1, 2`;
+
+/**
+ * The queue label for an observation: the first MAX_QUEUE_SERIES queues this
+ * instance sees keep their name, later ones share OTHER_QUEUES.
+ */
+function queueLabels(): (queue: string) => string {
+  const named = new Set<string>();
+  return (queue) => {
+    if (named.has(queue)) return queue;
+    if (named.size >= MAX_QUEUE_SERIES) return OTHER_QUEUES;
+    named.add(queue);
+    return queue;
+  };
+}
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const LEASE_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
@@ -107,7 +141,7 @@ function createMetrics(ctx: ServiceContext, registry: Registry) {
     labelNames: ['queue', 'status'], registers: [registry],
     async collect() {
       const rows = await ctx.db.manyOrNone<{ queue: string; status: string; count: number }>(
-        'select queue, status, count(*)::int as count from svc_jobs group by queue, status',
+        JOBS_BY_QUEUE, [MAX_QUEUE_SERIES, OTHER_QUEUES],
       );
       this.reset();
       for (const row of rows) this.set({ queue: row.queue, status: row.status }, row.count);
@@ -145,13 +179,14 @@ function createMetrics(ctx: ServiceContext, registry: Registry) {
     },
   });
 
+  const latencyQueue = queueLabels();
   const metrics: Metrics = {
     observeGraphql(type, outcome, seconds) {
       graphqlOps.inc({ type, outcome });
       if (seconds !== null) graphqlDuration.observe({ type }, seconds);
     },
     observeLeaseToComplete(queue, seconds) {
-      leaseToComplete.observe({ queue }, Math.max(0, seconds));
+      leaseToComplete.observe({ queue: latencyQueue(queue) }, Math.max(0, seconds));
     },
   };
   const request = (koa: Koa.Context, seconds: number) => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../../runtime/service/index.ts';
+import { MAX_QUEUE_SERIES, OTHER_QUEUES } from '../../runtime/metrics/index.ts';
 import { buildFixture, loadDefinition, REPO_ROOT, startTestService, TEST_JWT_SECRET, type TestService } from '../helpers/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { bearer, call, mintWorker, waitFor, workerHeader } from '../jobs/helpers.ts';
@@ -138,6 +139,44 @@ describe('GET /metrics (no SVC_METRICS_TOKEN)', () => {
     expect(sum).toBeGreaterThanOrEqual(0);
     expect(sum).toBeLessThan(30);
   });
+
+  it('keeps the queue label bounded whatever queue names clients choose', async () => {
+    // A Viewer may enqueue on any queue name: 300 names (six times the bound) must not make 300 series.
+    const viewer = await service.token({ role: 'Viewer' });
+    const prefix = `spray-${Date.now()}-`;
+    const names = Array.from({ length: 300 }, (_, n) => `${prefix}${n}`);
+    for (let start = 0; start < names.length; start += 50) {
+      const replies = await Promise.all(names.slice(start, start + 50).map((queue) =>
+        call(service.url, 'POST', '/jobs', { body: { queue, kind: 'k' }, headers: bearer(viewer) })));
+      expect(replies.every((reply) => reply.status === 201)).toBe(true);
+    }
+    // A worker that may lease any queue completes jobs on 120 of them.
+    const worker = await mintWorker(service, ['*']);
+    for (let start = 0; start < 120; start += 40) {
+      const queues = names.slice(start, start + 40);
+      const leased = await call(service.url, 'POST', '/jobs/lease', { body: { queues, capacity: 40 }, headers: workerHeader(worker.token) });
+      expect(leased.body.jobs).toHaveLength(40);
+      const items = leased.body.jobs.map((job: { id: string; leaseId: string }) => ({ id: job.id, leaseId: job.leaseId, result: 1 }));
+      expect((await call(service.url, 'POST', '/jobs/complete', { body: { items }, headers: workerHeader(worker.token) })).status).toBe(200);
+    }
+
+    const { text } = await scrape(service.url);
+    const queuesOf = (name: string) => new Set(text.split('\n')
+      .filter((line) => line.startsWith(`${name}{`))
+      .map((line) => /queue="([^"]*)"/.exec(line)?.[1]));
+    const jobQueues = queuesOf('svc_jobs');
+    const latencyQueues = queuesOf('svc_job_lease_to_complete_seconds_count');
+    expect(jobQueues.size).toBeLessThanOrEqual(MAX_QUEUE_SERIES + 1);
+    expect(latencyQueues.size).toBeLessThanOrEqual(MAX_QUEUE_SERIES + 1);
+    expect(jobQueues.has(OTHER_QUEUES)).toBe(true);
+    expect(latencyQueues.has(OTHER_QUEUES)).toBe(true);
+    // Folding loses no job: every queued and succeeded job is still counted.
+    const total = (status: string) => text.split('\n')
+      .filter((line) => line.startsWith('svc_jobs{') && line.includes(`status="${status}"`))
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    expect(total('succeeded')).toBeGreaterThanOrEqual(120);
+    expect(total('queued')).toBeGreaterThanOrEqual(180);
+  }, 90_000);
 
   it("reports realtime connections and channels, the pool, and the change feed's lag", async () => {
     const token = await service.token({ role: 'Viewer', userId: 'rt-metrics' });
