@@ -13,6 +13,12 @@ export function tenantSegment(tenantId: string | null): string {
 /** Where an upload's bytes are written before they are known (and deduplicated). */
 export const stagingKey = (tenantId: string | null, id: string) => `staging/${tenantSegment(tenantId)}/${id}`;
 
+/**
+ * Where a commit moves an upload's staged bytes before it hashes them: no
+ * upload URL writes this key, so the hash recorded is the hash of what is kept.
+ */
+export const commitKey = (tenantId: string | null, id: string) => `commit/${tenantSegment(tenantId)}/${id}`;
+
 /** The content-addressed key of a tenant's bytes. */
 export const blobKey = (tenantId: string | null, sha256: string) =>
   `blobs/${tenantSegment(tenantId)}/${sha256.slice(0, 2)}/${sha256}`;

@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import type { Authenticator } from '../auth/index.ts';
 import type { MediaConfig } from '../config/index.ts';
 import type { Db } from '../db/index.ts';
-import { badRequest, HttpError, notFound } from '../http/errors.ts';
+import { badRequest, conflict, HttpError, notFound } from '../http/errors.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log/index.ts';
 import { uploaderCaller, userCaller, type MediaCaller } from './caller.ts';
@@ -20,6 +20,7 @@ import { deleteMedia, findMedia, insertCommitted, insertPending, type MediaAudit
 import type { JobQueue } from '../jobs/index.ts';
 import { workerActor, type AuditActor, type AuditLog } from '../audit/index.ts';
 import { commitUpload } from './commit.ts';
+import { claimUpload, keepUpload, releaseUpload } from './claim.ts';
 
 /** Refused unless SVC_MEDIA_ALLOWED_TYPES lists them: a browser would run them on our origin. */
 const ACTIVE_TYPES = new Set(['text/html', 'image/svg+xml', 'application/xhtml+xml']);
@@ -52,6 +53,13 @@ function auditOf(audit: AuditLog, koa: Koa.Context, caller: MediaCaller, action:
 }
 
 const payloadTooLarge = () => new HttpError(413, 'payload_too_large');
+
+/** What a failed upload body answers: 413 past the limit, 400 when the client went away. */
+function uploadError(koa: Koa.Context, error: unknown): unknown {
+  if (error instanceof MediaTooLargeError) return payloadTooLarge();
+  if (!(error instanceof HttpError) && koa.req.destroyed && !koa.req.complete) return badRequest('upload aborted');
+  return error;
+}
 const withUrl = (media: MediaMetadata) => ({ ...media, url: `/media/${media.id}` });
 
 export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
@@ -82,7 +90,7 @@ export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
         },
       });
     } catch (error) {
-      throw closing(koa, error instanceof MediaTooLargeError ? payloadTooLarge() : error);
+      throw closing(koa, uploadError(koa, error));
     }
     koa.status = 201;
     koa.body = withUrl(media);
@@ -109,17 +117,19 @@ export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
     if (typeof expires !== 'string' || typeof sig !== 'string' || !deps.signer.verify(koa.params.id, expires, sig)) {
       throw closing(koa, new HttpError(403, 'invalid or expired upload url'));
     }
-    const row = await db.oneOrNone<{ size: number; staging_key: string; status: string }>(
-      `select size, staging_key, status from svc_media where id = $1 and deleted_at is null and expires_at > now()`,
-      [koa.params.id],
-    );
-    if (!row || row.status !== 'pending') throw closing(koa, notFound());
-    if (Number(koa.get('content-length') || 0) > Number(row.size)) throw closing(koa, payloadTooLarge());
+    const id = koa.params.id;
+    const claim = await claimUpload(db, id);
+    if (claim.kind === 'missing') throw closing(koa, notFound());
+    if (claim.kind === 'taken') throw closing(koa, conflict('this upload URL has taken its body'));
     try {
-      await driver.put(row.staging_key, koa.req, Number(row.size));
+      if (Number(koa.get('content-length') || 0) > claim.size) throw payloadTooLarge();
+      await driver.put(claim.stagingKey, koa.req, claim.size);
     } catch (error) {
-      throw closing(koa, error instanceof MediaTooLargeError ? payloadTooLarge() : error);
+      // A claim left behind (database gone) only spends the URL.
+      await releaseUpload(db, id).catch(() => undefined);
+      throw closing(koa, uploadError(koa, error));
     }
+    await keepUpload(db, id);
     koa.status = 200;
     koa.body = {};
   });
@@ -129,7 +139,7 @@ export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
     const body = koa.request.body as { id?: unknown } | undefined;
     if (typeof body?.id !== 'string' || body.id === '') throw badRequest('id is required', { field: 'id' });
     koa.status = 201;
-    koa.body = withUrl(await commitUpload(db, driver, caller.scope, body.id, auditOf(deps.audit, koa, caller, 'media.upload')));
+    koa.body = withUrl(await commitUpload(db, driver, caller, body.id, auditOf(deps.audit, koa, caller, 'media.upload')));
   });
 
   router.get('/media/:id/metadata', async (koa) => {

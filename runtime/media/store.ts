@@ -8,7 +8,7 @@ import { isoUtcSql, type Db, type Tx } from '../db/index.ts';
 import { Params } from '../records/sql.ts';
 import { TenantScope } from '../tenancy/index.ts';
 import type { StorageDriver } from './drivers/index.ts';
-import { blobKey } from './keys.ts';
+import { blobKey, commitKey } from './keys.ts';
 
 export interface MediaMetadata {
   readonly id: string;
@@ -135,36 +135,24 @@ export async function insertPending(
   );
 }
 
-export type CommitOutcome =
-  | { readonly kind: 'committed'; readonly metadata: MediaMetadata }
-  | { readonly kind: 'missing' }
-  | { readonly kind: 'expired' };
-
 /**
- * Commits a pending upload whose staged bytes hashed to `stored`. Locks the
- * record, so two commits at once commit it once; the later one (or a repeat)
- * gets the same metadata.
+ * Commits the pending upload `row` (locked by the caller's transaction) whose
+ * bytes, at `key`, hashed to `stored`. The staging key and the URL's expiry
+ * stay on the row: the sweep removes what a replayed URL stores meanwhile.
+ * Returns the key of bytes that duplicate a blob, to delete once committed.
  */
 export async function commitPending(
-  db: Db, driver: StorageDriver, scope: TenantScope, id: string, stored: { size: number; sha256: string }, audit: MediaAudit,
-): Promise<CommitOutcome> {
-  const { outcome, discard } = await db.tx('svc-media-commit', async (t) => {
-    const row = await findMedia(t, scope, id, true);
-    if (!row) return { outcome: { kind: 'missing' } as const, discard: null };
-    if (row.status === 'committed') return { outcome: { kind: 'committed', metadata: metadataOf(row) } as const, discard: null };
-    if (row.expired) return { outcome: { kind: 'expired' } as const, discard: null };
-    const { discard } = await referenceBlob(t, driver, row.tenantId, stored, row.stagingKey!);
-    const updated = await t.one(
-      `update svc_media m set status = 'committed', sha256 = $2, size = $3, staging_key = null, expires_at = null
-        where id = $1 returning ${ROW.replace(/b\.storage_key/, 'null as storage_key')}`,
-      [id, stored.sha256, stored.size],
-    );
-    const metadata = metadataOf(toRow(updated));
-    await audit(t, { id, metadata });
-    return { outcome: { kind: 'committed', metadata } as const, discard };
-  });
-  if (discard) await driver.delete(discard);
-  return outcome;
+  t: Tx, driver: StorageDriver, row: MediaRow, stored: { size: number; sha256: string }, key: string, audit: MediaAudit,
+): Promise<{ metadata: MediaMetadata; discard: string | null }> {
+  const { discard } = await referenceBlob(t, driver, row.tenantId, stored, key);
+  const updated = await t.one(
+    `update svc_media m set status = 'committed', sha256 = $2, size = $3
+      where id = $1 returning ${ROW.replace(/b\.storage_key/, 'null as storage_key')}`,
+    [row.id, stored.sha256, stored.size],
+  );
+  const metadata = metadataOf(toRow(updated));
+  await audit(t, { id: row.id, metadata });
+  return { metadata, discard };
 }
 
 /**
@@ -180,7 +168,7 @@ export async function deleteMedia(
   const owner = actor.manager ? 'true' : `(m.owner_kind = ${p.add(actor.kind, 'text')} and m.owner_id = ${p.add(actor.id, 'text')})`;
   const text = `update svc_media m set deleted_at = now()
      where m.id = ${p.add(id, 'text')} and m.deleted_at is null and ${scope.sql(p, 'm.tenant_id')} and ${owner}
-     returning m.status, m.sha256, m.tenant_id, m.staging_key`;
+     returning m.id, m.status, m.sha256, m.tenant_id, m.staging_key`;
   const deleted = await db.tx('svc-media-delete', async (t) => {
     const row = await t.oneOrNone(text, p.values);
     if (row?.status === 'committed') {
@@ -195,6 +183,9 @@ export async function deleteMedia(
     if (row) await audit(t, { id, metadata: null });
     return row;
   });
-  if (deleted?.status === 'pending' && deleted.staging_key) await driver.delete(deleted.staging_key);
+  if (deleted?.status === 'pending' && deleted.staging_key) {
+    await driver.delete(deleted.staging_key);
+    await driver.delete(commitKey(deleted.tenant_id, deleted.id)); // a commit that failed after moving the bytes
+  }
   return deleted !== null;
 }

@@ -61,6 +61,17 @@ export function localDriver(dir: string): StorageDriver {
     async delete(key: string) {
       await rm(pathOf(key), { force: true });
     },
+    async move(from: string, to: string) {
+      const target = pathOf(to);
+      await mkdir(dirname(target), { recursive: true });
+      try {
+        await rename(pathOf(from), target);
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+    },
     async promote(stagedKey: string, contentKey: string) {
       const target = pathOf(contentKey);
       await mkdir(dirname(target), { recursive: true });

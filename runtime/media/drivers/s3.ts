@@ -7,7 +7,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client,
+  CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -77,7 +77,20 @@ export function s3Driver(client: S3Client, bucket: string): StorageDriver {
     async delete(key: string) {
       await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
     },
-    // Keys are unique per upload, so the staged object is kept as is: copying
+    // One CopyObject (up to 5 GiB, far past any SVC_MEDIA_MAX_BYTES in use): a
+    // PUT landing meanwhile changes `from`, never the copy.
+    async move(from: string, to: string) {
+      try {
+        await client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: encodeURI(`${bucket}/${from}`) }));
+      } catch (error) {
+        if (isMissing(error)) return false;
+        throw error;
+      }
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: from }));
+      return true;
+    },
+    // Keys passed here are unique per upload and written by no URL (a POST
+    // /media staging key, a commit key), so the object is kept as is: copying
     // it under a content key would cost a second write of every byte.
     promote: async (stagedKey: string) => stagedKey,
     async presignPut(key: string, input: PresignInput) {

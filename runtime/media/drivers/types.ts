@@ -41,9 +41,15 @@ export interface StorageDriver {
   /** Removes `key`; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
   /**
+   * Moves the object at `from` to `to`, replacing what `to` held; false when
+   * there is nothing at `from`. Readers of `to` see the old or the new bytes,
+   * never a mix (local: a rename; S3: CopyObject, then `from` is deleted).
+   */
+  move(from: string, to: string): Promise<boolean>;
+  /**
    * Makes staged bytes permanent under their content key and returns the key
-   * they now live under (the local driver renames; S3 keeps the staged object
-   * rather than copy it).
+   * they now live under (the local driver renames; S3 keeps the object where
+   * it is rather than copy it: callers pass a key no upload URL writes).
    */
   promote(stagedKey: string, contentKey: string): Promise<string>;
   /** A URL the client PUTs the bytes to; null when the server takes the upload itself (local). */
