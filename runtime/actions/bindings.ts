@@ -8,7 +8,7 @@
 import type { ActionBinding, ActionDef, ActionInput, EventCondition, Literal, RecordEvent, SchemaIR } from '../ir/types.ts';
 import type { Binder } from '../audit/index.ts';
 import type { ColumnInfo, ModelInfo } from '../records/model.ts';
-import type { Row, WrittenRecord } from '../records/index.ts';
+import { automationRedaction, type Row, type WrittenRecord } from '../records/index.ts';
 
 export interface CompiledBinding {
   readonly action: ActionDef;
@@ -21,6 +21,8 @@ export interface CompiledBinding {
   inputOf(record: Row | null): Record<string, unknown>;
   /** The same as a jsonb SQL expression over the created row `row`. */
   inputSql(row: string, p: Binder): string;
+  /** A written row for the payload (`old`): `@sensitive` fields redacted unless the input names them. */
+  redact(record: Row | null): Row | null;
 }
 
 export type BindingTable = ReadonlyMap<string, readonly CompiledBinding[]>;
@@ -55,10 +57,15 @@ function compileBinding(info: ModelInfo, action: ActionDef, binding: ActionBindi
     whereSql: (row, p) => when?.sql(row, p) ?? null,
     inputOf: (record) => Object.fromEntries(inputColumns.map((name) => [name, record?.[name] ?? null])),
     inputSql: (row, p) => `jsonb_build_object(${inputColumns.map((name) => `${p.add(name, 'text')}, ${row}.${quote(name)}`).join(', ')})`,
+    redact: automationRedaction(info, new Set(inputColumns)),
   };
 }
 
-/** JSON names of the record's columns the input takes: a pick's fields, or the named fields the model also has. */
+/**
+ * JSON names of the record's columns the input takes: a pick's fields, or the
+ * named fields the model also has. Naming a `@sensitive` field here is how a
+ * binding declares it needs its value.
+ */
 function inputNames(info: ModelInfo, input: ActionInput): string[] {
   if (input.kind === 'pick') return input.fields.flatMap((name) => columnOf(info, name)?.name ?? []);
   return input.fields.flatMap((f) => info.columns.find((c) => c.name === f.name)?.name ?? []);

@@ -34,7 +34,7 @@ const keyOf = (eventId: string, action: string) => `${eventId}:${action}`;
 function basePayload(b: CompiledBinding, caller: Caller, write: Pick<WrittenRecord, 'eventId' | 'id' | 'old'>): Omit<ActionPayload, 'input'> {
   return {
     action: b.action.name, trigger: 'event', model: b.binding.model, event: b.binding.event, eventId: write.eventId,
-    recordId: write.id, tenantId: caller.scope.tenantId, old: write.old, actor: actorOf(caller), depth: depthOf(caller),
+    recordId: write.id, tenantId: caller.scope.tenantId, old: b.redact(write.old), actor: actorOf(caller), depth: depthOf(caller),
   };
 }
 

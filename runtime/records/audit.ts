@@ -7,6 +7,7 @@ import { redactFields, REDACTED, userActor, type AuditAction, type AuditEntryInp
 import { isoUtcSql } from '../db/index.ts';
 import type { Caller } from './access.ts';
 import type { RecordsDeps } from './deps.ts';
+import type { Row } from './include.ts';
 import type { ModelInfo } from './model.ts';
 import type { ValidData } from './validate.ts';
 
@@ -20,6 +21,16 @@ function sensitiveOf(info: ModelInfo): ReadonlySet<string> {
     sensitiveByModel.set(info, set);
   }
   return set;
+}
+
+/**
+ * A written row as an automation receives it (an action's job payload, a
+ * workflow run's trigger): `@sensitive` fields show "[redacted]", as in the
+ * audit log, except the ones in `declared` (fields the automation names).
+ */
+export function automationRedaction(info: ModelInfo, declared: ReadonlySet<string>): (row: Row | null) => Row | null {
+  const hidden = new Set([...sensitiveOf(info)].filter((name) => !declared.has(name)));
+  return (row) => (row === null || hidden.size === 0 ? row : redactFields(row, hidden));
 }
 
 export function recordEntry(

@@ -25,3 +25,4 @@ export { LIMITS, type ListArgs, type PageArgs, type Page } from './read.ts';
 export type { Row } from './include.ts';
 export { KIND_OF_STEP, WriteTriggers, type WriteKind, type WriteStep, type WriteTrigger, type WrittenRecord, type PlannedCreate } from './triggers.ts';
 export { WHERE_OPERATORS } from './where.ts';
+export { automationRedaction } from './audit.ts';

@@ -42,9 +42,10 @@ export const workflows: Capability = {
     };
     runners = new Runners(deps, {
       workerId: `workflows:${newId()}`, concurrency: config.workflows.concurrency, leaseSecs: config.workflows.leaseSecs, pollMs: config.workflows.pollMs,
+      httpPerOrigin: config.workflows.httpPerOrigin,
     });
     const declared = ctx.ir.workflows;
-    services.records.triggers.add(eventTrigger(deps, declared, ctx.ir.models, ctx.log));
+    services.records.triggers.add(eventTrigger(deps, declared, services.records.deps.models, ctx.log));
     services.openapi.add(WORKFLOW_PATHS);
     // Looked up per request: the auth capability may wrap the authenticator (session checks).
     mountWorkflowRoutes(ctx.router, { authenticate: (token) => services.auth.authenticate(token) }, deps, declared);

@@ -2,17 +2,26 @@
  * Event triggers: a write-trigger (runtime/records/triggers.ts) that starts
  * the runs a record write triggers inside the write's transaction, so the
  * write and its runs commit together or not at all. `restore` counts as
- * updated and `hardDelete` as deleted, as for action bindings.
+ * updated and `hardDelete` as deleted, as for action bindings. The run's
+ * trigger keeps the written rows with `@sensitive` fields redacted unless
+ * the workflow names them (sensitive.ts).
  */
 import type { Logger } from '../log/index.ts';
 import type { EventCondition, Model, WorkflowDef } from '../ir/types.ts';
 import type { Caller, WriteTrigger, WrittenRecord } from '../records/index.ts';
+import type { ModelInfo } from '../records/model.ts';
 import { same } from './render.ts';
+import { triggerRedaction, type TriggerRedaction } from './sensitive.ts';
 import { startRun } from './start.ts';
 import type { RunActor } from './store.ts';
 import { MAX_DEPTH, type EngineDeps } from './types.ts';
 
 type EventWorkflow = WorkflowDef & { readonly trigger: Extract<WorkflowDef['trigger'], { kind: 'event' }> };
+
+interface Watching {
+  readonly workflow: EventWorkflow;
+  readonly redact: TriggerRedaction;
+}
 
 /** `when` holds IR field names; written rows are keyed by JSON (input) names (`company` -> `companyId`). */
 function inputNames(models: readonly Model[]): Map<string, Map<string, string>> {
@@ -34,20 +43,23 @@ export function actorOf(caller: Caller): RunActor | null {
   return p ? { id: p.userId, role: p.role, tenantId: p.tenantId } : null;
 }
 
-export function eventTrigger(deps: Pick<EngineDeps, 'jobs' | 'events' | 'audit'>, workflows: readonly WorkflowDef[], models: readonly Model[], log: Logger): WriteTrigger {
-  const byEvent = new Map<string, EventWorkflow[]>();
+export function eventTrigger(
+  deps: Pick<EngineDeps, 'jobs' | 'events' | 'audit'>, workflows: readonly WorkflowDef[], infos: ReadonlyMap<string, ModelInfo>, log: Logger,
+): WriteTrigger {
+  const byEvent = new Map<string, Watching[]>();
   for (const workflow of workflows) {
     if (workflow.trigger.kind !== 'event') continue;
     const key = `${workflow.trigger.model}.${workflow.trigger.event}`;
-    byEvent.set(key, [...(byEvent.get(key) ?? []), workflow as EventWorkflow]);
+    const redact = triggerRedaction(workflow, infos.get(workflow.trigger.model)!);
+    byEvent.set(key, [...(byEvent.get(key) ?? []), { workflow: workflow as EventWorkflow, redact }]);
   }
-  const names = inputNames(models);
+  const names = inputNames([...infos.values()].map((info) => info.model));
   return {
     watches: (model, kind) => byEvent.has(`${model}.${kind}`),
     async written(t, caller, writes) {
       const depth = caller.depth ?? 0;
       for (const write of writes) {
-        for (const workflow of byEvent.get(`${write.model}.${write.kind}`) ?? []) {
+        for (const { workflow, redact } of byEvent.get(`${write.model}.${write.kind}`) ?? []) {
           if (!conditionHolds(workflow.trigger.when, write, names.get(write.model) ?? new Map())) continue;
           if (depth >= MAX_DEPTH) {
             log.warn({ workflow: workflow.name, model: write.model, id: write.id, depth }, 'workflow not started: too many automated hops led to this write');
@@ -55,7 +67,7 @@ export function eventTrigger(deps: Pick<EngineDeps, 'jobs' | 'events' | 'audit'>
           }
           await startRun(t, deps, {
             definition: workflow, tenantId: caller.scope.tenantId, actor: actorOf(caller), depth, request: caller.request ?? null, eventId: write.eventId,
-            trigger: { kind: 'event', model: write.model, event: write.kind, eventId: write.eventId, recordId: write.id, record: write.record, old: write.old },
+            trigger: { kind: 'event', model: write.model, event: write.kind, eventId: write.eventId, recordId: write.id, record: redact.record(write.record), old: redact.old(write.old) },
           });
         }
       }
