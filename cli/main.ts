@@ -88,7 +88,8 @@ export async function main(argv: string[], loading?: ProjectLoading): Promise<nu
       return 2;
     }
     if (error instanceof UserError) {
-      process.stderr.write(`svc-gen: ${error.message}\n`);
+      // Several problems (every bad variable of the environment, say): a line each.
+      process.stderr.write(error.message.split('\n').map((line) => `svc-gen: ${line}\n`).join(''));
       return 1;
     }
     throw error;

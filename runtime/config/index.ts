@@ -2,13 +2,14 @@
  * Configuration from the environment, validated once at start.
  *
  * Every variable of the specification and of CONTRACT section 7 is read here;
- * a bad value throws ConfigError with a one-line message naming the variable.
+ * the bad or missing ones are thrown together as one ConfigError, a line each
+ * naming its variable.
  */
 import { ROLES, type Role } from '../ir/types.ts';
-import { ConfigError, readers, type Env } from './read.ts';
+import { readers, type Env, type Readers } from './read.ts';
 
 export { ConfigError } from './read.ts';
-export type { Env } from './read.ts';
+export type { ConfigProblem, Env } from './read.ts';
 
 export type HistoryPolicy = 'full' | 'retained' | 'off';
 export type AuditPolicy = 'full' | 'metadata' | 'off';
@@ -195,23 +196,19 @@ export function loadConfig(env: Env = process.env): Config {
   const r = readers(env);
   const production = r.oneOf('SVC_ENV', ['production', 'development', 'test'], 'development') === 'production';
   const jwtSecret = r.string('JWT_SECRET');
-  if (production && !jwtSecret) {
-    throw new ConfigError('JWT_SECRET', 'is required when SVC_ENV=production');
-  }
-  if (jwtSecret && jwtSecret.length < 16) throw new ConfigError('JWT_SECRET', 'must be at least 16 characters');
+  if (production && !jwtSecret) r.fail('JWT_SECRET', 'is required when SVC_ENV=production');
+  if (jwtSecret && jwtSecret.length < 16) r.fail('JWT_SECRET', 'must be at least 16 characters');
   const databaseUrl = r.string('DATABASE_URL');
-  if (production && !databaseUrl) {
-    throw new ConfigError('DATABASE_URL', 'is required when SVC_ENV=production (no embedded database in production)');
-  }
+  if (production && !databaseUrl) r.fail('DATABASE_URL', 'is required when SVC_ENV=production (no embedded database in production)');
   const http = {
     headersTimeoutMs: r.int('SVC_HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, 3_600_000),
     requestTimeoutMs: r.int('SVC_HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     maxConnections: r.int('SVC_HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
   };
   if (http.headersTimeoutMs > http.requestTimeoutMs) {
-    throw new ConfigError('SVC_HTTP_HEADERS_TIMEOUT_MS', `must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS (${http.requestTimeoutMs})`);
+    r.fail('SVC_HTTP_HEADERS_TIMEOUT_MS', `must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS (${http.requestTimeoutMs})`);
   }
-  return {
+  const config: Config = {
     env: production ? 'production' : 'development',
     databaseUrl,
     port: r.int('PORT', 3000, 0, 65535),
@@ -240,7 +237,7 @@ export function loadConfig(env: Env = process.env): Config {
       adminPassword: r.string('ADMIN_PASSWORD'),
       adminResetPassword: r.bool('ADMIN_RESET_PASSWORD', false),
       selfRegistration: r.bool('SVC_ENABLE_SELF_REGISTRATION', false),
-      selfRegistrationRole: readRole(r.string('SVC_SELF_REGISTRATION_ROLE')),
+      selfRegistrationRole: readRole(r),
       selfRegistrationTenant: readRegistrationTenant(r.string('SVC_SELF_REGISTRATION_TENANT')),
       oauth: OAUTH_PROVIDERS.flatMap((name) => readOAuthProvider(r, name)),
     },
@@ -262,14 +259,14 @@ export function loadConfig(env: Env = process.env): Config {
       policy: r.oneOf('SVC_AUDIT_POLICY', ['full', 'metadata', 'off'], 'full'),
       retainDays: r.string('SVC_AUDIT_RETAIN_DAYS') === null ? null : r.int('SVC_AUDIT_RETAIN_DAYS', 0, 1, 36_500),
     },
-    metrics: { token: readMetricsToken(r.string('SVC_METRICS_TOKEN')) },
+    metrics: { token: readMetricsToken(r) },
     realtime: {
       maxFrameBytes: r.int('SVC_REALTIME_MAX_FRAME_BYTES', 64 * 1024, 256, 16 * 1024 * 1024),
       maxBufferedBytes: r.int('SVC_REALTIME_MAX_BUFFERED_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
       pingMs: r.int('SVC_REALTIME_PING_MS', 30_000, 50, 3_600_000),
       heartbeatMs: r.int('SVC_REALTIME_HEARTBEAT_MS', 5_000, 50, 600_000),
       maxChannelsPerConnection: r.int('SVC_REALTIME_MAX_CHANNELS', 100, 1, 100_000),
-      busUrl: readBusUrl(r.url('SVC_BUS_URL')),
+      busUrl: readBusUrl(r),
     },
     graphql: {
       maxRootFields: r.int('SVC_GRAPHQL_MAX_ROOT_FIELDS', 20, 1, 10_000),
@@ -283,15 +280,17 @@ export function loadConfig(env: Env = process.env): Config {
     maxPreparedStatements: r.int('SVC_DB_MAX_PREPARED_STATEMENTS', 200, 0, 100_000),
     http,
   };
+  r.done();
+  return config;
 }
 
-function readMedia(r: ReturnType<typeof readers>): MediaConfig {
+function readMedia(r: Readers): MediaConfig {
   const driver = r.oneOf('SVC_MEDIA_DRIVER', ['local', 's3'], 'local');
   const bucket = r.string('SVC_MEDIA_S3_BUCKET');
-  if (driver === 's3' && !bucket) throw new ConfigError('SVC_MEDIA_S3_BUCKET', 'is required when SVC_MEDIA_DRIVER=s3');
+  if (driver === 's3' && !bucket) r.fail('SVC_MEDIA_S3_BUCKET', 'is required when SVC_MEDIA_DRIVER=s3');
   const allowedTypes = (r.list('SVC_MEDIA_ALLOWED_TYPES') ?? []).map((type) => type.toLowerCase());
   const malformed = allowedTypes.find((type) => !/^[\w.+-]+\/[\w.+-]+$/.test(type));
-  if (malformed) throw new ConfigError('SVC_MEDIA_ALLOWED_TYPES', `entry "${malformed}" must be a content type such as text/html`);
+  if (malformed) r.fail('SVC_MEDIA_ALLOWED_TYPES', `entry "${malformed}" must be a content type such as text/html`);
   return {
     driver,
     dir: r.string('SVC_MEDIA_DIR') ?? '.svc/media',
@@ -311,28 +310,33 @@ function readMedia(r: ReturnType<typeof readers>): MediaConfig {
   };
 }
 
-function readAwsCredentials(r: ReturnType<typeof readers>): MediaConfig['s3']['credentials'] {
+function readAwsCredentials(r: Readers): MediaConfig['s3']['credentials'] {
   const accessKeyId = r.string('AWS_ACCESS_KEY_ID');
   const secretAccessKey = r.string('AWS_SECRET_ACCESS_KEY');
   if (!accessKeyId && !secretAccessKey) return null;
-  if (!accessKeyId) throw new ConfigError('AWS_ACCESS_KEY_ID', 'is required when AWS_SECRET_ACCESS_KEY is set');
-  if (!secretAccessKey) throw new ConfigError('AWS_SECRET_ACCESS_KEY', 'is required when AWS_ACCESS_KEY_ID is set');
+  if (!accessKeyId || !secretAccessKey) {
+    if (!accessKeyId) r.fail('AWS_ACCESS_KEY_ID', 'is required when AWS_SECRET_ACCESS_KEY is set');
+    else r.fail('AWS_SECRET_ACCESS_KEY', 'is required when AWS_ACCESS_KEY_ID is set');
+    return null;
+  }
   const sessionToken = r.string('AWS_SESSION_TOKEN');
   return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
 }
 
-function readWorkflows(r: ReturnType<typeof readers>): WorkflowsConfig {
-  const httpAllow = (r.list('SVC_WORKFLOW_HTTP_ALLOW') ?? []).map((entry) => {
+function readWorkflows(r: Readers): WorkflowsConfig {
+  const httpAllow = (r.list('SVC_WORKFLOW_HTTP_ALLOW') ?? []).flatMap((entry) => {
     let url: URL;
     try {
       url = new URL(entry);
     } catch {
-      throw new ConfigError('SVC_WORKFLOW_HTTP_ALLOW', `entry "${entry}" must be an origin such as https://hooks.example.com`);
+      r.fail('SVC_WORKFLOW_HTTP_ALLOW', `entry "${entry}" must be an origin such as https://hooks.example.com`);
+      return [];
     }
     if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin + '/' !== url.href.replace(/\/?$/, '/')) {
-      throw new ConfigError('SVC_WORKFLOW_HTTP_ALLOW', `entry "${entry}" must be an http(s) origin without a path, such as https://hooks.example.com`);
+      r.fail('SVC_WORKFLOW_HTTP_ALLOW', `entry "${entry}" must be an http(s) origin without a path, such as https://hooks.example.com`);
+      return [];
     }
-    return url.origin;
+    return [url.origin];
   });
   return {
     httpAllow,
@@ -342,26 +346,24 @@ function readWorkflows(r: ReturnType<typeof readers>): WorkflowsConfig {
   };
 }
 
-function readBusUrl(url: string | null): string | null {
+function readBusUrl(r: Readers): string | null {
+  const url = r.url('SVC_BUS_URL');
   if (url === null) return null;
   const protocol = new URL(url).protocol;
-  if (protocol !== 'redis:' && protocol !== 'rediss:') {
-    throw new ConfigError('SVC_BUS_URL', `must be a redis:// or rediss:// URL (got "${protocol}")`);
-  }
-  return url;
+  if (protocol === 'redis:' || protocol === 'rediss:') return url;
+  r.fail('SVC_BUS_URL', `must be a redis:// or rediss:// URL (got "${protocol}")`);
+  return null;
 }
 
-function readDbTopology(r: ReturnType<typeof readers>, databaseUrl: string | null): Config['db'] {
+function readDbTopology(r: Readers, databaseUrl: string | null): Config['db'] {
   const pooler = r.oneOf('SVC_DB_POOLER', ['none', 'transaction'], 'none');
   const directUrl = r.string('SVC_DIRECT_DATABASE_URL');
-  if (directUrl !== null && !/^postgres(ql)?:\/\//.test(directUrl)) {
-    throw new ConfigError('SVC_DIRECT_DATABASE_URL', 'must be a postgres:// URL');
-  }
+  if (directUrl !== null && !/^postgres(ql)?:\/\//.test(directUrl)) r.fail('SVC_DIRECT_DATABASE_URL', 'must be a postgres:// URL');
   if (pooler === 'transaction' && databaseUrl !== null && directUrl === null) {
-    throw new ConfigError('SVC_DIRECT_DATABASE_URL', 'is required when SVC_DB_POOLER=transaction (LISTEN and migrations need a session of their own)');
+    r.fail('SVC_DIRECT_DATABASE_URL', 'is required when SVC_DB_POOLER=transaction (LISTEN and migrations need a session of their own)');
   }
   const readUrl = r.string('SVC_READ_DATABASE_URL');
-  if (readUrl !== null && !/^postgres(ql)?:\/\//.test(readUrl)) throw new ConfigError('SVC_READ_DATABASE_URL', 'must be a postgres:// URL');
+  if (readUrl !== null && !/^postgres(ql)?:\/\//.test(readUrl)) r.fail('SVC_READ_DATABASE_URL', 'must be a postgres:// URL');
   return {
     pooler, directUrl, prepared: r.bool('SVC_DB_PREPARED', pooler !== 'transaction'), readUrl,
     idleTimeoutMs: r.int('SVC_DB_IDLE_TIMEOUT_MS', 30_000, 0, 86_400_000),
@@ -369,16 +371,20 @@ function readDbTopology(r: ReturnType<typeof readers>, databaseUrl: string | nul
   };
 }
 
-function readMetricsToken(value: string | null): string | null {
-  if (value !== null && value.length < 16) throw new ConfigError('SVC_METRICS_TOKEN', 'must be at least 16 characters');
-  return value;
+function readMetricsToken(r: Readers): string | null {
+  const value = r.string('SVC_METRICS_TOKEN');
+  if (value === null || value.length >= 16) return value;
+  r.fail('SVC_METRICS_TOKEN', 'must be at least 16 characters');
+  return null;
 }
 
-function readRole(value: string | null): Role {
+function readRole(r: Readers): Role {
+  const value = r.string('SVC_SELF_REGISTRATION_ROLE');
   if (value === null) return 'Viewer';
   const role = ROLES.find((known) => known.toLowerCase() === value.toLowerCase());
-  if (!role) throw new ConfigError('SVC_SELF_REGISTRATION_ROLE', `must be one of ${ROLES.join(', ')}`);
-  return role;
+  if (role) return role;
+  r.fail('SVC_SELF_REGISTRATION_ROLE', `must be one of ${ROLES.join(', ')}`);
+  return 'Viewer';
 }
 
 function readRegistrationTenant(value: string | null): RegistrationTenant {
@@ -387,14 +393,14 @@ function readRegistrationTenant(value: string | null): RegistrationTenant {
   return { mode: 'fixed', tenantId: value };
 }
 
-function readOAuthProvider(r: ReturnType<typeof readers>, name: OAuthProviderName): OAuthProviderConfig[] {
+function readOAuthProvider(r: Readers, name: OAuthProviderName): OAuthProviderConfig[] {
   const prefix = `OAUTH_${name.toUpperCase()}_`;
   const clientId = r.string(`${prefix}CLIENT_ID`);
   if (!clientId) return [];
   const need = (suffix: string): string => {
     const value = r.string(prefix + suffix);
-    if (!value) throw new ConfigError(prefix + suffix, `is required when ${prefix}CLIENT_ID is set`);
-    return value;
+    if (!value) r.fail(prefix + suffix, `is required when ${prefix}CLIENT_ID is set`);
+    return value ?? '';
   };
   return [{
     name,
@@ -407,7 +413,7 @@ function readOAuthProvider(r: ReturnType<typeof readers>, name: OAuthProviderNam
   }];
 }
 
-function readPublicRead(env: Env, r: ReturnType<typeof readers>): PublicReadConfig {
+function readPublicRead(env: Env, r: Readers): PublicReadConfig {
   const models = new Set(r.list('SVC_PUBLIC_READ_MODELS') ?? []);
   const filterFields = new Map<string, string[]>();
   const fixedFilters = new Map<string, Array<[string, string]>>();
@@ -415,13 +421,14 @@ function readPublicRead(env: Env, r: ReturnType<typeof readers>): PublicReadConf
     const fields = /^SVC_PUBLIC_READ_FIELDS_(.+)$/.exec(key);
     if (fields) filterFields.set(fields[1], r.list(key) ?? []);
     const filter = /^SVC_PUBLIC_READ_FILTER_(.+)$/.exec(key);
-    if (filter) fixedFilters.set(filter[1], (r.list(key) ?? []).map((pair) => splitPair(key, pair)));
+    if (filter) fixedFilters.set(filter[1], (r.list(key) ?? []).flatMap((pair) => splitPair(r, key, pair)));
   }
   return { models, filterFields, fixedFilters };
 }
 
-function splitPair(variable: string, pair: string): [string, string] {
+function splitPair(r: Readers, variable: string, pair: string): Array<[string, string]> {
   const at = pair.indexOf(':');
-  if (at <= 0) throw new ConfigError(variable, `entry "${pair}" must be field:value`);
-  return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+  if (at > 0) return [[pair.slice(0, at).trim(), pair.slice(at + 1).trim()]];
+  r.fail(variable, `entry "${pair}" must be field:value`);
+  return [];
 }

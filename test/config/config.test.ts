@@ -78,6 +78,20 @@ describe('loadConfig', () => {
     expect((error as Error).message).not.toContain('\n');
   });
 
+  it('reports every bad or missing variable of one environment at once, a line each naming its variable', () => {
+    let error: unknown;
+    try {
+      loadConfig({ SVC_ENV: 'production', PORT: 'eighty', SVC_METRICS_TOKEN: 'short', SVC_WORKFLOW_HTTP_ALLOW: 'hooks.example.com' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const lines = (error as Error).message.split('\n');
+    expect(lines.map((line) => line.split(' ')[0])).toEqual(['JWT_SECRET', 'DATABASE_URL', 'PORT', 'SVC_WORKFLOW_HTTP_ALLOW', 'SVC_METRICS_TOKEN']);
+    expect((error as ConfigError).problems.map((p) => p.variable)).toEqual(lines.map((line) => line.split(' ')[0]));
+    expect((error as ConfigError).variable).toBe('JWT_SECRET');
+  });
+
   it('reads the media settings, and requires a bucket for the s3 driver', () => {
     expect(loadConfig(base).media).toMatchObject({
       driver: 'local', maxBytes: 10 * 1024 * 1024, allowedTypes: [], uploadTtlSecs: 3600, publicUrl: null,
