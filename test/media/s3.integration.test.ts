@@ -71,6 +71,20 @@ describe('the s3 driver', () => {
     expect((await request(service, 'GET', `/media/${second.id}`, bob.headers)).bytes.toString()).toBe(bytes);
   });
 
+  it('keeps serving the committed bytes when the presigned PUT is replayed after the commit', async () => {
+    const grant = (await request(service, 'POST', '/media/presign', alice.headers, { filename: 'r.txt', contentType: 'text/plain', size: 8 })).body;
+    const put = (body: string) => fetch(grant.uploadUrl, { method: 'PUT', headers: grant.headers, body });
+    expect((await put('original')).status).toBe(200);
+    const committed = await request(service, 'POST', '/media/commit', alice.headers, { id: grant.id });
+    expect(committed.body.sha256).toBe(sha256('original'));
+    expect((await put('replayed')).status).toBe(200); // S3 takes it: the URL is valid until it expires
+    const served = await request(service, 'GET', `/media/${grant.id}`, bob.headers);
+    expect(served.bytes.toString()).toBe('original');
+    expect(sha256(served.bytes)).toBe(committed.body.sha256);
+    const again = await request(service, 'POST', '/media/commit', alice.headers, { id: grant.id });
+    expect(again.body).toEqual(committed.body);
+  });
+
   it('cuts an upload past SVC_MEDIA_MAX_BYTES off with 413 and leaves no object', async () => {
     const before = await objectKeys();
     const reply = await upload(service, alice.headers, Buffer.alloc(8 * 1024 * 1024 + 1));
