@@ -148,6 +148,8 @@ export interface WorkflowsConfig {
   readonly concurrency: number;
   /** SVC_WORKFLOW_POLL_MS: how often an idle runner looks for steps other instances made due. */
   readonly pollMs: number;
+  /** SVC_WORKFLOW_HTTP_PER_ORIGIN: `http` requests one instance has in flight to one origin; others wait queued. */
+  readonly httpPerOrigin: number;
 }
 
 export interface MediaConfig {
@@ -343,6 +345,7 @@ function readWorkflows(r: Readers): WorkflowsConfig {
     leaseSecs: r.int('SVC_WORKFLOW_LEASE_SECS', 30, 1, 3600),
     concurrency: r.int('SVC_WORKFLOW_CONCURRENCY', 4, 1, 100),
     pollMs: r.int('SVC_WORKFLOW_POLL_MS', 1000, 20, 60_000),
+    httpPerOrigin: r.int('SVC_WORKFLOW_HTTP_PER_ORIGIN', 4, 1, 1000),
   };
 }
 

@@ -10,14 +10,21 @@
  * A crash before that commit leaves the advance leased; its lease lapses,
  * the reclaim sweep queues it again and the step runs again, as if never
  * started. After the commit the step is finished and never runs again.
- * Only `http` does its work outside the transaction (at least once).
+ * Only `http` does its work outside the transaction (at least once), and
+ * outside the runner: the advance hands its request back to the runner as a
+ * task that holds the lease, not a runner slot, and commits when it ends.
+ *
+ * Whatever a step throws while it is prepared or run is that step's failure
+ * (attempt()), under the run's onFailure; only the engine's own statements,
+ * and a database that cannot serve now, fail the advance itself.
  */
 import type { Tx } from '../db/index.ts';
 import { retryDelaySecs, type LeasedJob } from '../jobs/index.ts';
 import type { WorkflowStep } from '../ir/types.ts';
 import { evaluate, type RenderScope } from './render.ts';
 import { auditActor, enqueueAdvance } from './start.ts';
-import { jobOutcome, RUNNERS, type Outcome } from './steps.ts';
+import type { OriginSlots } from './http.ts';
+import { jobOutcome, RUNNERS, stepError, type Outcome, type Request, type StepCall } from './steps.ts';
 import { readRun, writeRun, writeStep, type RunState, type RunStatus, type StepStatus } from './store.ts';
 import { RUN_ENTITY, RUN_STREAM, type AdvancePayload, type EngineDeps } from './types.ts';
 
@@ -41,44 +48,119 @@ export function scopeOf(run: RunState): RenderScope {
 
 const finished = (run: RunState) => run.status === 'succeeded' || run.status === 'failed';
 
-export async function advance(deps: EngineDeps, job: LeasedJob): Promise<void> {
+/** An http request the advance started: it holds the advance's lease until `done` has committed its outcome. */
+export interface InFlight {
+  readonly done: Promise<void>;
+}
+
+/** Seconds an http step whose origin has no free slot waits, as a queued advance, before it is looked at again. */
+export const HELD_SECS = 1;
+
+/**
+ * SQLSTATE classes of a database that cannot serve now (connection, serialisation
+ * failure or deadlock, resources, operator intervention): the advance is retried,
+ * the step is not failed.
+ */
+const TRANSIENT_SQLSTATE = /^(08|40|53|57)/;
+
+function transient(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length === 5 && TRANSIENT_SQLSTATE.test(code);
+}
+
+/** The one place a step's throw (rendering, a refused input, a bad URL or header, a serialisation) becomes its failure. */
+async function attempt<T>(deps: EngineDeps, run: RunState, step: WorkflowStep, attempts: number, work: () => Promise<T>): Promise<T | Outcome> {
+  try {
+    return await work();
+  } catch (error) {
+    if (transient(error)) throw error;
+    deps.log.debug({ err: error, runId: run.id, step: step.id }, 'workflow step threw: recorded as its failure');
+    return { kind: 'failed', attempts, error: stepError(error) };
+  }
+}
+
+/** Resolves once the advance's runner slot may be freed; an http request still in flight comes back as an InFlight. */
+export async function advance(deps: EngineDeps, job: LeasedJob, slots: OriginSlots): Promise<InFlight | null> {
   const { runId, position } = job.payload as AdvancePayload;
   const run = await readRun(deps.db, runId);
   const step = run?.definition.steps[position];
   if (!run || !step || finished(run) || run.position !== position) {
     await commit(deps, job, runId, position, async () => ({ kind: 'unchanged' }));
-    return;
+    return null;
   }
   const record = run.steps.get(position);
   if (record?.status === 'waiting' && step.kind === 'delay') {
     await commit(deps, job, runId, position, async () => ({ kind: 'succeeded', attempts: 1, output: { result: { seconds: step.seconds } } }));
-    return;
+    return null;
   }
   if (record?.status === 'waiting' && step.kind === 'job' && record.jobId && record.wakeAt === null) {
     const outcome = await jobOutcome(deps, record.jobId, record.attempts);
     await commit(deps, job, runId, position, async () => outcome);
-    return;
+    return null;
   }
   // First look: the step's `if` decides; a retry or a replay already passed it.
   if (!record && step.if && !safeEvaluate(step, scopeOf(run))) {
     await commit(deps, job, runId, position, async () => ({ kind: 'skipped' }));
-    return;
+    return null;
   }
   const attempts = (record?.attempts ?? 0) + 1;
-  const runner = RUNNERS[step.kind] as (typeof RUNNERS)[WorkflowStep['kind']];
-  if (runner.inTx) {
-    await commit(deps, job, runId, position, (t, locked) =>
-      (runner.run as (c: unknown) => Promise<Outcome>)({ deps, run: locked, step, attempts, scope: scopeOf(locked), t }));
-    return;
+  const runner = RUNNERS[step.kind] as StepRunner;
+  if (runner.effect !== 'outside') {
+    const inTx = runner;
+    await commit(deps, job, runId, position, (t, locked) => attempt(deps, locked, step, attempts, () => {
+      const call = { deps, run: locked, step, attempts, scope: scopeOf(locked), t: null };
+      // In a savepoint: a step that throws after a failed statement leaves the advance's transaction usable to record it.
+      return inTx.effect === 'tx' ? t.tx('svc-workflow-step', (sp) => inTx.run({ ...call, t: sp })) : inTx.run(call);
+    }));
+    return null;
   }
-  // Outside a transaction (http): count the attempt first, keep the lease for the request's length, then send.
-  if (!(await markStarted(deps, run, step, attempts))) {
-    await commit(deps, job, runId, position, async () => ({ kind: 'unchanged' }));
-    return;
+  const outside = runner;
+  const prepared = await attempt(deps, run, step, attempts, async () => outside.prepare({ deps, run, step, attempts, scope: scopeOf(run), t: null }));
+  if (prepared.kind !== 'request') {
+    await commit(deps, job, runId, position, async () => prepared);
+    return null;
   }
-  await deps.jobs.internal.extend(job.id, job.leaseId, deps.config.leaseSecs + (step.kind === 'http' ? step.timeoutSecs : 0));
-  const outcome = await (runner.run as (c: unknown) => Promise<Outcome>)({ deps, run, step, attempts, scope: scopeOf(run), t: null });
-  await commit(deps, job, runId, position, async () => outcome);
+  return request(deps, job, run, step, attempts, prepared, slots);
+}
+
+/** A step runner of any kind, as the engine calls it. */
+type StepRunner =
+  | { readonly effect: 'none' | 'tx'; run(call: StepCall): Promise<Outcome> }
+  | { readonly effect: 'outside'; prepare(call: StepCall): Outcome | Request };
+
+/**
+ * An http request: waits in the queue while its origin has no free slot;
+ * else counts the attempt, keeps the lease for the request's length, and
+ * hands the request back as a task that commits its outcome when it ends.
+ */
+async function request(deps: EngineDeps, job: LeasedJob, run: RunState, step: WorkflowStep, attempts: number, prepared: Request, slots: OriginSlots): Promise<InFlight | null> {
+  const release = slots.take(prepared.origin);
+  if (!release) {
+    await hold(deps, job, run.id, run.position);
+    return null;
+  }
+  try {
+    if (!(await markStarted(deps, run, step, attempts))) {
+      release();
+      await commit(deps, job, run.id, run.position, async () => ({ kind: 'unchanged' }));
+      return null;
+    }
+    await deps.jobs.internal.extend(job.id, job.leaseId, deps.config.leaseSecs + prepared.timeoutSecs);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const sent = attempt(deps, run, step, attempts, () => prepared.send()).finally(release);
+  return { done: sent.then((outcome) => commit(deps, job, run.id, run.position, async () => outcome)) };
+}
+
+/** The origin is busy: this advance ends and a new one for the same step is queued HELD_SECS later, in one transaction. */
+async function hold(deps: EngineDeps, job: LeasedJob, runId: string, position: number): Promise<void> {
+  await commit(deps, job, runId, position, async (t, run) => {
+    await enqueueAdvance(t, deps, run, position, `held:${job.id}`, HELD_SECS);
+    return { kind: 'unchanged' };
+  });
+  deps.due(HELD_SECS);
 }
 
 /** An `if` that cannot be evaluated (a bad operator in a hand-edited snapshot) is false, never true. */

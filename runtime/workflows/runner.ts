@@ -8,10 +8,15 @@
  * consumer), a timer for a delay or backoff made here, and, for what nothing
  * announces (a delay set by another instance, an expired lease returned by
  * the reclaim sweep), an idle look every `pollMs`.
+ *
+ * An http request frees its runner while it is in flight: it runs as a task
+ * of its own (`requests`), at most SVC_WORKFLOW_HTTP_PER_ORIGIN per origin
+ * (`slots`), so an endpoint that never answers holds no runner.
  */
 import type { ChangeFeed, FeedSubscription } from '../feed/index.ts';
 import type { LeasedJob } from '../jobs/index.ts';
 import { advance } from './engine.ts';
+import { OriginSlots } from './http.ts';
 import { ADVANCE_QUEUE, RUN_STREAM, type EngineDeps } from './types.ts';
 
 export interface RunnerOptions {
@@ -19,6 +24,8 @@ export interface RunnerOptions {
   readonly concurrency: number;
   readonly leaseSecs: number;
   readonly pollMs: number;
+  /** Requests in flight to one origin at once. */
+  readonly httpPerOrigin: number;
 }
 
 /** Pause after the lease itself failed (database unreachable), before trying again. */
@@ -26,6 +33,8 @@ const LEASE_FAILURE_PAUSE_MS = 1000;
 
 export class Runners {
   private readonly running = new Set<Promise<void>>();
+  private readonly requests = new Set<Promise<void>>();
+  private readonly slots: OriginSlots;
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
   private loop: Promise<void> | null = null;
@@ -33,7 +42,9 @@ export class Runners {
   private pending = false;
   private subscription: FeedSubscription | null = null;
 
-  constructor(private readonly deps: EngineDeps, private readonly options: RunnerOptions) {}
+  constructor(private readonly deps: EngineDeps, private readonly options: RunnerOptions) {
+    this.slots = new OriginSlots(options.httpPerOrigin);
+  }
 
   start(feed: ChangeFeed | undefined): void {
     this.loop = this.run();
@@ -65,6 +76,7 @@ export class Runners {
     this.wake();
     await this.loop;
     await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.requests]);
   }
 
   private async run(): Promise<void> {
@@ -94,13 +106,24 @@ export class Runners {
   }
 
   private track(job: LeasedJob): void {
-    const work = advance(this.deps, job)
+    const work = advance(this.deps, job, this.slots)
+      .then((inFlight) => {
+        if (inFlight) this.detach(job, inFlight.done);
+      })
       .catch((err) => this.fault(job, err))
       .finally(() => {
         this.running.delete(work);
         this.wake(); // a slot is free
       });
     this.running.add(work);
+  }
+
+  /** The advance's request goes on without its runner; it still holds the advance's lease. */
+  private detach(job: LeasedJob, done: Promise<void>): void {
+    const request = done
+      .catch((err) => this.fault(job, err))
+      .finally(() => this.requests.delete(request));
+    this.requests.add(request);
   }
 
   /** An engine fault (not a step failure): the advance goes back to the queue after a backoff. */

@@ -1,9 +1,12 @@
 /**
  * What each step kind does, held in a Record over the IR's kinds so a new
  * kind without a runner fails type-checking. A runner returns an Outcome;
- * the engine (engine.ts) stores it. Runners marked `inTx` run inside the
- * advance's transaction, so their effect (a mutation, a job's enqueue)
- * commits with the step record or not at all; `http` runs outside it.
+ * the engine (engine.ts) stores it, and turns whatever a runner throws into
+ * the step's failure. By `effect`: `none` computes from the run alone; `tx`
+ * runs in a savepoint of the advance's transaction, so its effect (a
+ * mutation, a job's enqueue) commits with the step record or not at all;
+ * `outside` (http) prepares a request that the engine sends outside any
+ * transaction and outside the runner that leased the advance.
  */
 import type { Principal } from '../auth/index.ts';
 import type { Tx } from '../db/index.ts';
@@ -11,7 +14,7 @@ import { SafeError } from '../http/errors.ts';
 import type { WorkflowStep } from '../ir/types.ts';
 import { RecordError, type Caller } from '../records/index.ts';
 import { TenantScope } from '../tenancy/index.ts';
-import { send } from './http.ts';
+import { prepare, send } from './http.ts';
 import { render, TemplateError, type RenderScope } from './render.ts';
 import { auditActor } from './start.ts';
 import type { RunState } from './store.ts';
@@ -35,14 +38,21 @@ export interface StepCall<S extends WorkflowStep = WorkflowStep> {
   /** This attempt's number (1 for the first). */
   readonly attempts: number;
   readonly scope: RenderScope;
-  /** The advance's transaction (runners with `inTx`). */
+  /** A savepoint of the advance's transaction (runners with effect `tx`). */
   readonly t: Tx | null;
 }
 
-interface StepRunner<S extends WorkflowStep> {
-  readonly inTx: boolean;
-  run(call: StepCall<S>): Promise<Outcome>;
+/** A request ready to send; its outcome once it has an answer (or none in time). */
+export interface Request {
+  readonly kind: 'request';
+  readonly origin: string;
+  readonly timeoutSecs: number;
+  send(): Promise<Outcome>;
 }
+
+type StepRunner<S extends WorkflowStep> =
+  | { readonly effect: 'none' | 'tx'; run(call: StepCall<S>): Promise<Outcome> }
+  | { readonly effect: 'outside'; prepare(call: StepCall<S>): Outcome | Request };
 
 type Runners = { readonly [K in WorkflowStep['kind']]: StepRunner<Extract<WorkflowStep, { kind: K }>> };
 
@@ -62,38 +72,28 @@ function recordsCaller(run: RunState): Caller {
   return { principal: runPrincipal(run), scope: TenantScope.of(run.tenantId), depth: run.depth + 1 };
 }
 
-/** A refused input (validation, access, not found): the step fails. Anything else is an engine fault and is thrown. */
-function stepError(error: unknown): string | null {
+/** A step's throw as its error: a refused input names its field; anything else says what it says. */
+export function stepError(error: unknown): string {
   if (error instanceof RecordError || error instanceof SafeError) return error.field ? `${error.message} (${error.field})` : error.message;
-  if (error instanceof TemplateError) return error.message;
-  return null;
-}
-
-async function failing(attempts: number, work: () => Promise<Outcome>): Promise<Outcome> {
-  try {
-    return await work();
-  } catch (error) {
-    const message = stepError(error);
-    if (message === null) throw error;
-    return { kind: 'failed', attempts, error: message };
-  }
+  if (error instanceof TemplateError || error instanceof Error) return error.message;
+  return String(error);
 }
 
 export const RUNNERS: Runners = {
   set: {
-    inTx: true,
-    run: async ({ step, scope, attempts }) => failing(attempts, async () => {
+    effect: 'none',
+    run: async ({ step, scope, attempts }) => {
       const values = render(step.values, scope) as Record<string, unknown>;
       return { kind: 'succeeded', attempts, output: { result: values }, vars: values };
-    }),
+    },
   },
   delay: {
-    inTx: true,
+    effect: 'none',
     run: async ({ step }) => ({ kind: 'delayed', seconds: step.seconds }),
   },
   mutation: {
-    inTx: true,
-    run: async ({ deps, run, step, scope, attempts, t }) => failing(attempts, async () => {
+    effect: 'tx',
+    run: async ({ deps, run, step, scope, attempts, t }) => {
       const records = deps.records.within(t!);
       const caller = recordsCaller(run);
       const id = step.operation === 'create' ? '' : String(render(step.recordId, scope) ?? '');
@@ -102,30 +102,38 @@ export const RUNNERS: Runners = {
       if (step.operation === 'update') return { kind: 'succeeded', attempts, output: { result: await records.update(caller, step.model, id, data) } };
       await records.delete(caller, step.model, id);
       return { kind: 'succeeded', attempts, output: { result: { id, deleted: true } } };
-    }),
+    },
   },
   job: {
-    inTx: true,
-    run: async ({ deps, run, step, scope, attempts, t }) => failing(attempts, async () => {
+    effect: 'tx',
+    run: async ({ deps, run, step, scope, attempts, t }) => {
       const payload = render(step.payload, scope);
       // Idempotent per run, step and attempt: a replayed advance finds the job it already enqueued.
       const { id } = await deps.jobs.enqueueOne(t!, {
         queue: step.queue, kind: step.jobKind, payload: payload ?? {}, idempotencyKey: `wf:${run.id}:${step.id}:${attempts}`,
       }, { actorId: run.actor?.id ?? null, tenantId: run.tenantId, actor: auditActor(run.actor) });
       return step.await ? { kind: 'awaiting', attempts, jobId: id } : { kind: 'succeeded', attempts, output: { jobId: id }, jobId: id };
-    }),
+    },
   },
   http: {
-    inTx: false,
-    run: async ({ deps, run, step, scope, attempts }) => failing(attempts, async () => {
-      const result = await send({
+    effect: 'outside',
+    prepare: ({ deps, run, step, scope, attempts }) => {
+      const prepared = prepare({
         method: step.method, url: String(render(step.url, scope)), headers: render(step.headers as never, scope) as Record<string, unknown>,
         body: render(step.body, scope), timeoutSecs: step.timeoutSecs, idempotencyKey: `${run.id}:${step.id}`,
       }, deps.config.httpAllow);
-      if (result.ok) return { kind: 'succeeded', attempts, output: { status: result.status, result: result.body } };
-      const output = result.status === undefined ? undefined : { status: result.status, result: result.body };
-      return { kind: 'failed', attempts, error: result.error, output };
-    }),
+      if (!prepared.ok) return { kind: 'failed', attempts, error: prepared.error };
+      const { request } = prepared;
+      return {
+        kind: 'request', origin: request.origin, timeoutSecs: step.timeoutSecs,
+        send: async () => {
+          const result = await send(request);
+          if (result.ok) return { kind: 'succeeded', attempts, output: { status: result.status, result: result.body } };
+          const output = result.status === undefined ? undefined : { status: result.status, result: result.body };
+          return { kind: 'failed', attempts, error: result.error, output };
+        },
+      };
+    },
   },
 };
 

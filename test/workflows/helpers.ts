@@ -52,8 +52,16 @@ export interface Received {
   readonly body: any;
 }
 
-/** A local http receiver on a fixed port (the fixture's http steps name it); `respond` decides each answer. */
-export async function receiver(port: number, respond: (r: Received, n: number) => { status: number; body: unknown } | 'hang'): Promise<{ received: Received[]; close(): Promise<void>; arrived(): Promise<Received> }> {
+export interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/**
+ * A local http receiver on a fixed port (the fixture's http steps name it); `respond` decides each answer:
+ * at once, never ('hang'), or when its promise settles.
+ */
+export async function receiver(port: number, respond: (r: Received, n: number) => Answer | 'hang' | Promise<Answer>): Promise<{ received: Received[]; close(): Promise<void>; arrived(): Promise<Received> }> {
   const received: Received[] = [];
   const waiters: Array<(r: Received) => void> = [];
   const server: Server = createServer((req, res) => {
@@ -65,8 +73,10 @@ export async function receiver(port: number, respond: (r: Received, n: number) =
       waiters.splice(0).forEach((wake) => wake(entry));
       const answer = respond(entry, received.length);
       if (answer === 'hang') return;
-      res.writeHead(answer.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(answer.body));
+      void Promise.resolve(answer).then((settled) => {
+        res.writeHead(settled.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(settled.body));
+      });
     });
   });
   await new Promise<void>((resolve, reject) => {
