@@ -69,7 +69,9 @@ function transient(error: unknown): boolean {
 }
 
 /** The one place a step's throw (rendering, a refused input, a bad URL or header, a serialisation) becomes its failure. */
-async function attempt<T>(deps: EngineDeps, run: RunState, step: WorkflowStep, attempts: number, work: () => Promise<T>): Promise<T | Outcome> {
+export async function attempt<T>(
+  deps: Pick<EngineDeps, 'log'>, run: Pick<RunState, 'id'>, step: Pick<WorkflowStep, 'id'>, attempts: number, work: () => Promise<T>,
+): Promise<T | Outcome> {
   try {
     return await work();
   } catch (error) {
