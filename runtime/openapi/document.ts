@@ -4,7 +4,12 @@
  * is rendered on request, so a capability initialised later still appears.
  */
 
-/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
+/**
+ * A JSON Schema (2020-12, the dialect of OpenAPI 3.1). The document sets no
+ * `jsonSchemaDialect`: its default, the OAS base dialect, is 2020-12 with
+ * OpenAPI's vocabulary, and Swagger UI shows every reader a warning for any
+ * other value.
+ */
 export type Schema = Record<string, unknown>;
 
 export interface Operation {
@@ -62,7 +67,6 @@ export function createOpenApiDocument(): OpenApiDocument {
       return {
         openapi: '3.1.0',
         info: { ...info, description: 'The REST routes of a svc-gen service (GraphQL is described by its own schema at POST /graphql).' },
-        jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
         paths: renderedPaths,
         components: { schemas: Object.fromEntries([...schemas].sort(([a], [b]) => a.localeCompare(b))), securitySchemes: SECURITY_SCHEMES },
       };
