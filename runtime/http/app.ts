@@ -112,6 +112,8 @@ function firstSegment(path: string): string {
 function literalFirstSegment(layer: Router['stack'][number]): string | null {
   if (layer.methods.length === 0 || typeof layer.path !== 'string' || !layer.path.startsWith('/')) return null;
   const segment = firstSegment(layer.path);
+  // `/` alone: the group of the empty first segment (requests for `/`), not of every path.
+  if (layer.path === '/') return '';
   return segment === '' || /[^\w.~-]/.test(segment) ? null : segment;
 }
 

@@ -2,12 +2,14 @@
  * `GET /openapi.json` (OpenAPI 3.1 of every REST route) and `GET /docs` (the
  * document rendered by Swagger UI, whose files are served from node_modules:
  * no external request). Provides `ctx.services.openapi`: a capability adds the
- * paths it serves with `ctx.services.openapi.add({...})` during its init.
+ * paths it serves with `ctx.services.openapi.add({...})` during its init. Also
+ * `GET /` (http/home.ts): outside production, links to the IDE and these docs.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { notFound } from '../http/errors.ts';
+import { home } from '../http/home.ts';
 import { PACKAGE_VERSION } from '../package.ts';
 import type { Capability } from '../service/types.ts';
 import { createOpenApiDocument, type OpenApiDocument } from './document.ts';
@@ -58,6 +60,7 @@ export const openapi: Capability = {
     ctx.router.get('/openapi.json', (koa) => {
       koa.body = document.render({ title, version: PACKAGE_VERSION });
     });
+    ctx.router.get('/', home({ env: ctx.config.env }));
     ctx.router.get('/docs', (koa) => {
       koa.type = 'text/html; charset=utf-8';
       koa.body = PAGE;

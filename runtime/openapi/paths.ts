@@ -77,6 +77,14 @@ export const CORE_PATHS: PathsContribution = {
     description: 'Open to loopback clients when SVC_METRICS_TOKEN is unset; otherwise `Authorization: Bearer <SVC_METRICS_TOKEN>`.',
     responses: { 200: { description: 'Prometheus text format', content: 'text/plain' }, ...errors(401, 403) },
   }) },
+  '/': { get: op({
+    summary: 'Where to start: links to the GraphQL IDE and this reference (not in production)', tags: ['meta'],
+    description: 'A small HTML page when the client prefers text/html; JSON otherwise. 404 with SVC_ENV=production.',
+    responses: {
+      200: { description: 'the links', schema: obj({ service: str, graphql: str, ide: str, docs: str, openapi: str }) },
+      ...errors(404),
+    },
+  }) },
   '/openapi.json': { get: op({ summary: 'This document', tags: ['meta'], responses: { 200: { description: 'OpenAPI 3.1', schema: obj({ openapi: str, paths: { type: 'object' } }) } } }) },
   '/docs': { get: op({ summary: 'This document, rendered (no external requests)', tags: ['meta'], responses: { 200: { description: 'HTML', content: 'text/html' } } }) },
 };

@@ -72,6 +72,7 @@ async function replayFlows(): Promise<void> {
   await http('GET', '/metrics');
   await http('GET', '/openapi.json');
   await http('GET', '/docs');
+  await http('GET', '/');
 
   // Auth.
   await http('POST', '/auth/login', { body: { email: ADMIN.email } });
