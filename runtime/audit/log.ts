@@ -7,7 +7,7 @@
  */
 import type { AuditPolicy } from '../config/index.ts';
 import type { Db, Tx } from '../db/index.ts';
-import { clientAddress } from '../edge/index.ts';
+import { clientAddress, TokenBuckets } from '../edge/index.ts';
 import type { Logger } from '../log/index.ts';
 import { REDACTED, type AuditEntryInput, type AuditLog, type Outcome } from './types.ts';
 
@@ -25,6 +25,18 @@ const COLUMNS = 'tenant_id, actor_kind, actor_id, actor_role, action, entity_typ
 const INSERT_MANY = `insert into svc_audit (${COLUMNS})
   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                        $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::text[])`;
+
+/**
+ * Anonymous attempts that changed nothing (401s, failed logins, refused
+ * refreshes) written per instance: a burst of ANONYMOUS_BURST, then
+ * ANONYMOUS_PER_SEC a second. Nothing an anonymous client sends (such as an
+ * X-Forwarded-For of its choosing) can raise it. Past it, entries are counted,
+ * not written: the next written entry carries the count in `changes.suppressed`,
+ * and a warning is logged at most once a minute.
+ */
+export const ANONYMOUS_BURST = 100;
+export const ANONYMOUS_PER_SEC = 20;
+const SUPPRESSED_WARN_MS = 60_000;
 
 const MAX_TEXT = 512;
 const clip = (value: string | null | undefined) => (value ? value.slice(0, MAX_TEXT) : null);
@@ -65,10 +77,13 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
   const insert = (t: Db | Tx, rows: unknown[][]) =>
     t.none(INSERT_MANY, COLUMNS.split(', ').map((_, i) => rows.map((r) => r[i])));
 
+  const anonymous = anonymousBudget(log);
   const alone = async (entry: AuditEntryInput, outcome: Outcome) => {
     if (off) return;
+    const admitted = entry.actor.kind === 'anonymous' ? anonymous.admit(entry) : entry;
+    if (!admitted) return;
     try {
-      await insert(db, [row(entry, outcome)]);
+      await insert(db, [row(admitted, outcome)]);
     } catch (err) {
       log.warn({ err, action: entry.action, outcome }, 'audit entry not written');
     }
@@ -96,6 +111,30 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
         userAgent: koa.get('user-agent') || null,
         requestId: koa.state.requestId ?? null,
       };
+    },
+  };
+}
+
+/** The per-instance bound on anonymous entries (ANONYMOUS_BURST, ANONYMOUS_PER_SEC). */
+function anonymousBudget(log: Logger) {
+  const bucket = new TokenBuckets({ capacity: ANONYMOUS_BURST, windowSecs: ANONYMOUS_BURST / ANONYMOUS_PER_SEC, maxEntries: 1 });
+  let suppressed = 0;
+  let warnedAt = 0;
+  return {
+    /** The entry to write (carrying the count of those not written before it), or null past the bound. */
+    admit(entry: AuditEntryInput): AuditEntryInput | null {
+      if (!bucket.take('anonymous').allowed) {
+        suppressed++;
+        if (Date.now() - warnedAt >= SUPPRESSED_WARN_MS) {
+          warnedAt = Date.now();
+          log.warn({ suppressed, perSec: ANONYMOUS_PER_SEC }, 'anonymous attempts over the audit bound are counted, not written');
+        }
+        return null;
+      }
+      if (suppressed === 0) return entry;
+      const admitted = { ...entry, changes: { ...entry.changes, suppressed } };
+      suppressed = 0;
+      return admitted;
     },
   };
 }

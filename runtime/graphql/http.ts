@@ -17,18 +17,18 @@
  *   requires for `application/graphql-response+json`.
  */
 import type Koa from 'koa';
-import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
+import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { principalOf, type Authenticator, type Principal } from '../auth/index.ts';
 import { SafeError, UNAVAILABLE_RETRY_SECS } from '../http/errors.ts';
 import type { Logger } from '../log/index.ts';
-import type { Caller } from '../records/index.ts';
+import { AccessDenied, type Caller } from '../records/index.ts';
 import { formatErrors, isUnavailableError, requestError } from './errors.ts';
 import type { Executor, GraphQLRequest } from './execute.ts';
 import { isPlainObject } from '../records/values.ts';
 import { findNul } from '../http/input.ts';
 import { isJsonRequest } from '../http/body.ts';
 import { requestScope } from '../tenancy/index.ts';
-import { tenantOfRequest, userActor, type AuditLog } from '../audit/index.ts';
+import { tenantOfRequest, userActor, type AuditAction, type AuditLog } from '../audit/index.ts';
 
 export const GRAPHQL_RESPONSE = 'application/graphql-response+json';
 const JSON_TYPE = 'application/json';
@@ -146,12 +146,46 @@ function bounded(body: object, maxBytes: number): string {
   return JSON.stringify(requestError('VALIDATION_ERROR', `the response would exceed ${maxBytes} bytes: ask for fewer rows or fields`));
 }
 
-/** A FORBIDDEN answer is a denied attempt: one entry naming the operation's root fields. */
-function auditForbidden(koa: Koa.Context, audit: AuditLog, fields: readonly string[]): Promise<void> {
-  return audit.denied({
-    action: 'access.denied', tenantId: tenantOfRequest(koa), actor: userActor(koa.state.principal),
-    changes: { method: koa.method, path: koa.path, graphql: fields }, request: audit.requestOf(koa),
-  });
+/** The audit action of a refused records mutation, by root field; other refusals are `access.denied`. */
+const RECORD_ACTIONS: Readonly<Record<string, AuditAction>> = {
+  create: 'record.create', update: 'record.update', updateMany: 'record.update',
+  delete: 'record.delete', restore: 'record.restore', hardDelete: 'record.hardDelete',
+};
+
+/** What a FORBIDDEN error says was attempted: the action, the model when a model was refused, and the root field. */
+interface Attempt {
+  readonly action: AuditAction;
+  readonly entityType: string | null;
+  readonly field: string;
+}
+
+function attemptOf(error: GraphQLError): Attempt {
+  // The field's own name (not its alias): `nodes` hold the field as the document wrote it.
+  const field = error.nodes?.[0]?.kind === 'Field' ? error.nodes[0].name.value : String(error.path?.[0] ?? '');
+  const refused = error.originalError instanceof AccessDenied ? error.originalError : null;
+  if (!refused) return { action: 'access.denied', entityType: null, field };
+  return { action: (refused.operation !== 'read' && RECORD_ACTIONS[field]) || 'access.denied', entityType: refused.model, field };
+}
+
+/**
+ * FORBIDDEN answers are denied attempts: one entry per attempted action and
+ * model (`record.create` of `Company`), naming the root fields refused.
+ */
+async function auditForbidden(koa: Koa.Context, audit: AuditLog, attempts: readonly Attempt[]): Promise<void> {
+  const groups = new Map<string, { attempt: Attempt; fields: string[] }>();
+  for (const attempt of attempts) {
+    const key = `${attempt.action}\u0000${attempt.entityType ?? ''}`;
+    const group = groups.get(key) ?? { attempt, fields: [] };
+    group.fields.push(attempt.field);
+    groups.set(key, group);
+  }
+  if (groups.size === 0) groups.set('', { attempt: { action: 'access.denied', entityType: null, field: '' }, fields: [] });
+  for (const { attempt, fields } of groups.values()) {
+    await audit.denied({
+      action: attempt.action, entityType: attempt.entityType, tenantId: tenantOfRequest(koa), actor: userActor(koa.state.principal),
+      changes: { method: koa.method, path: koa.path, graphql: fields }, request: audit.requestOf(koa),
+    });
+  }
 }
 
 /** No root field has a value (`data` null, or every field null). */
@@ -220,8 +254,8 @@ export function graphqlHandler(options: GraphqlHttpOptions): Koa.Middleware {
     }
     const requestLog = log.child({ requestId: koa.state.requestId });
     const errors = result.errors.flatMap((e) => formatErrors(e, requestLog));
-    const forbidden = errors.filter((e) => e.extensions?.code === 'FORBIDDEN').map((e) => String(e.path?.[0] ?? ''));
-    if (forbidden.length > 0) await auditForbidden(koa, options.audit(), forbidden);
+    const forbidden = result.errors.filter((e) => e.extensions?.code === 'FORBIDDEN' || (e.originalError instanceof SafeError && e.originalError.code === 'FORBIDDEN'));
+    if (forbidden.length > 0) await auditForbidden(koa, options.audit(), forbidden.map(attemptOf));
     koa.body = bounded({ ...(result.data === undefined ? {} : { data: result.data }), errors }, maxResponseBytes);
   };
 }

@@ -6,7 +6,7 @@
 import type { Principal } from '../auth/index.ts';
 import type { AuditRequest } from '../audit/index.ts';
 import type { AccessRule, AccessTable, Model, Operation } from '../ir/types.ts';
-import { forbidden } from './errors.ts';
+import { AccessDenied } from './errors.ts';
 import type { TenantScope } from '../tenancy/index.ts';
 
 /** The caller of a records operation: who, and in which scope (from `resolveScope`). */
@@ -38,6 +38,6 @@ export function ruleOf(access: AccessTable, model: Model, op: Operation): Access
 
 export function assertAllowed(access: AccessTable, model: Model, op: Operation, caller: Caller): void {
   if (!allows(ruleOf(access, model, op), caller.principal)) {
-    throw forbidden(`not allowed to ${op} ${model.name}`);
+    throw new AccessDenied(model.name, op);
   }
 }

@@ -18,6 +18,14 @@ export class RecordError extends SafeError {
   }
 }
 
+/** A refused operation on a model: the audit log's denied entry names the model and what was attempted. */
+export class AccessDenied extends RecordError {
+  constructor(readonly model: string, readonly operation: string) {
+    super('FORBIDDEN', `not allowed to ${operation} ${model}`);
+    this.name = 'AccessDenied';
+  }
+}
+
 export const invalid = (field: string, message: string) => new RecordError('VALIDATION_ERROR', message, field);
 
 /** Several invalid fields at once; the first one is the error's own field and message. */

@@ -20,7 +20,7 @@ export const records: Capability = {
 
 export { createRecordService, type RecordService, type RecordEvent } from './service.ts';
 export { allows, ruleOf, type Caller } from './access.ts';
-export { RecordError, ERROR_CODES, type ErrorCode } from './errors.ts';
+export { AccessDenied, RecordError, ERROR_CODES, type ErrorCode } from './errors.ts';
 export { LIMITS, type ListArgs, type PageArgs, type Page } from './read.ts';
 export type { Row } from './include.ts';
 export { KIND_OF_STEP, WriteTriggers, type WriteKind, type WriteStep, type WriteTrigger, type WrittenRecord, type PlannedCreate } from './triggers.ts';

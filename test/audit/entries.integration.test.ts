@@ -8,6 +8,8 @@ import type { TestService } from '../helpers/service.ts';
 import {
   allEntries, clientFor, create, DELETE, HARD_DELETE, RESTORE, startAuditService, UPDATE, UPDATE_MANY, type Client,
 } from './helpers.ts';
+import { ANONYMOUS_BURST, ANONYMOUS_PER_SEC } from '../../runtime/audit/log.ts';
+import { waitFor } from '../jobs/helpers.ts';
 
 const ADMIN_EMAIL = 'root@audit.test';
 const ADMIN_PASSWORD = 'Sup3rSecretPassw0rd';
@@ -111,13 +113,27 @@ describe('record mutations', () => {
 });
 
 describe('denied attempts', () => {
-  it('a FORBIDDEN GraphQL operation is one denied entry', async () => {
+  it('a FORBIDDEN GraphQL write is one denied entry naming the action attempted and the model', async () => {
     const viewer = await clientFor(service, { role: 'Viewer', userId: 'viewer-1' });
     const r = await viewer.gql('mutation { create(model: "Company", data: {name: "Nope"}) }');
     expect(r.body.errors[0].extensions.code).toBe('FORBIDDEN');
     const entries = await allEntries(admin, '/audit/logs?actorId=viewer-1&outcome=denied');
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ action: 'access.denied', actor: { kind: 'user', id: 'viewer-1', role: 'Viewer' }, changes: { graphql: ['create'] } });
+    expect(entries[0]).toMatchObject({
+      action: 'record.create', entityType: 'Company', actor: { kind: 'user', id: 'viewer-1', role: 'Viewer' }, changes: { graphql: ['create'] },
+    });
+  });
+
+  it('names a refused field by its own name (not its alias) and its model; refused reads are access.denied of the model', async () => {
+    const viewer = await clientFor(service, { role: 'Viewer', userId: 'viewer-2' });
+    const write = await viewer.gql('mutation { gone: hardDelete(model: "Company", id: "01ARZ3NDEKTSV4RRFFQ69G5FAV") }');
+    expect(write.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    const read = await viewer.gql('{ a: records(model: "Contact") b: record(model: "Contact", id: "01ARZ3NDEKTSV4RRFFQ69G5FAV") }');
+    expect(read.body.errors.map((e: any) => e.extensions.code)).toEqual(['FORBIDDEN', 'FORBIDDEN']);
+    const entries = await allEntries(admin, '/audit/logs?actorId=viewer-2&outcome=denied');
+    expect(entries.map((e) => [e.action, e.entityType, [...e.changes.graphql].sort()]).sort()).toEqual([
+      ['access.denied', 'Contact', ['record', 'records']], ['record.hardDelete', 'Company', ['hardDelete']],
+    ]);
   });
 
   it('401 and 403 on protected routes are denied entries', async () => {
@@ -131,6 +147,37 @@ describe('denied attempts', () => {
     expect(rows.map((r) => [r.actor_kind, r.actor_id, r.outcome, r.changes.status])).toEqual([
       ['user', 'manager-1', 'denied', 403], ['anonymous', null, 'denied', 401],
     ]);
+  });
+});
+
+describe('anonymous attempts', () => {
+  it('1,000 anonymous 401s, each with its own X-Forwarded-For, write a bounded number of entries and say how many were not written', async () => {
+    const anonymousDenied = "select 1 from svc_audit where action = 'access.denied' and actor_kind = 'anonymous'";
+    const suppressedSum = async () => (await service.ctx.db.one<{ n: number }>(
+      `select coalesce(sum((changes->>'suppressed')::int), 0)::int as n from svc_audit where action = 'access.denied' and actor_kind = 'anonymous'`,
+    )).n;
+    const before = await count(anonymousDenied);
+    const suppressedBefore = await suppressedSum();
+    const started = Date.now();
+    for (let start = 0; start < 1000; start += 50) {
+      const statuses = await Promise.all(Array.from({ length: 50 }, (_, n) =>
+        fetch(`${service.url}/jobs/stats`, { headers: { 'x-forwarded-for': `198.51.${(start + n) >> 8}.${(start + n) & 255}` } })
+          .then((response) => response.status)));
+      expect(statuses.every((status) => status === 401)).toBe(true);
+    }
+    const elapsedSecs = (Date.now() - started) / 1000;
+    const written = (await count(anonymousDenied)) - before;
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThanOrEqual(ANONYMOUS_BURST + Math.ceil(ANONYMOUS_PER_SEC * elapsedSecs) + 1);
+    expect(written).toBeLessThan(1000);
+
+    // Written entries carry the count of those that were not (the last count once the budget refills): none is lost silently.
+    const accounted = await waitFor(async () => {
+      await fetch(`${service.url}/jobs/stats`);
+      const total = (await count(anonymousDenied)) - before + (await suppressedSum()) - suppressedBefore;
+      return total >= 1001 ? total : null;
+    });
+    expect(accounted).toBeLessThanOrEqual(1000 + 100);
   });
 });
 
