@@ -1,6 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import type { Capability } from '../service/types.ts';
 import { pruneChanges, pruneHistory, sweepIntervalMs } from './history.ts';
+import { RuntimeStreams } from './streams.ts';
+
+declare module '../service/types.ts' {
+  interface Services {
+    /** The runtime's own streams (`Job`, `WorkflowRun`): their owners register who may read their history. */
+    streams: RuntimeStreams;
+  }
+}
 
 /** svc_changes is swept hourly, whatever the policy (it may hold rows of an earlier `off` run). */
 const CHANGES_SWEEP_MS = 3_600_000;
@@ -8,12 +16,14 @@ const CHANGES_SWEEP_MS = 3_600_000;
 /**
  * The event log's tables, the hourly sweep of svc_changes, and under history
  * `retained` the periodic history sweep (once at start, then every quarter of
- * the retention, at most hourly). The store itself is created with the context.
+ * the retention, at most hourly). The store itself is created with the context;
+ * the registry of runtime streams is made here, for the capabilities after it.
  */
 export const events: Capability = {
   name: 'events',
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
+    ctx.services.streams = new RuntimeStreams(ctx.services.events);
     const options = ctx.services.events.policy;
     const retained = options.policy === 'retained';
     const sweep = async () => {

@@ -7,3 +7,4 @@ export {
   type HistoryOptions, type CoverageGap, type GapReason,
 } from './history.ts';
 export { events } from './capability.ts';
+export { RuntimeStreams, type StreamReader, type MayReadStream } from './streams.ts';

@@ -19,6 +19,7 @@ export const graphql: Capability = {
     const schema = createSchema({
       records: ctx.services.records,
       feed,
+      streams: ctx.services.streams,
       jobs: () => ctx.services.jobs,
     });
     const executor = new Executor(schema, ctx.config.graphql, (type, outcome, seconds) => ctx.services.metrics.observeGraphql(type, outcome, seconds));

@@ -5,7 +5,8 @@
  */
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { GraphQLScalarType, Kind, valueFromASTUntyped, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
-import type { Caller, RecordService } from '../records/index.ts';
+import { RecordError, type Caller, type RecordService } from '../records/index.ts';
+import type { RuntimeStreams } from '../events/index.ts';
 import { TYPE_DEFS } from './sdl.ts';
 import type { ModelChanges } from './feed.ts';
 import { enqueueJob } from './jobs.ts';
@@ -18,6 +19,8 @@ export interface GraphQLContext {
 export interface SchemaServices {
   readonly records: RecordService;
   readonly feed: ModelChanges;
+  /** `Job`, `WorkflowRun`: runtime streams whose history recordHistory serves beside the models'. */
+  readonly streams: RuntimeStreams;
   /** `ctx.services.jobs`, looked up per call: the jobs capability may provide it later. */
   jobs(): JobQueue | undefined;
 }
@@ -39,6 +42,15 @@ function selects(info: GraphQLResolveInfo | undefined, name: string): boolean {
     node.selectionSet?.selections.some((s) => s.kind !== Kind.FIELD || s.name.value === name) ?? false);
 }
 
+/** A runtime stream's events as a record's history: NOT_FOUND when the caller may see none, as for a record. */
+async function streamHistory(streams: RuntimeStreams, caller: Caller, streamType: string, id: string) {
+  const events = await streams.history(caller, streamType, id);
+  if (events.length === 0) throw new RecordError('NOT_FOUND', `${streamType} ${id} not found`);
+  return events.map((e) => ({
+    eventId: e.eventId, eventType: e.eventType, version: e.version, data: e.data, actorId: e.actorId, occurredAt: e.occurredAt,
+  }));
+}
+
 export function createSchema(services: SchemaServices): GraphQLSchema {
   const { records, feed } = services;
   const resolvers = {
@@ -49,7 +61,8 @@ export function createSchema(services: SchemaServices): GraphQLSchema {
       paginatedRecords: (_: unknown, a: Args, c: GraphQLContext, info?: GraphQLResolveInfo) =>
         records.page(c.caller, a.model, { ...a, withTotal: selects(info, 'totalCount') }),
       deletedRecords: (_: unknown, a: Args, c: GraphQLContext) => records.deleted(c.caller, a.model, a),
-      recordHistory: (_: unknown, a: Args, c: GraphQLContext) => records.history(c.caller, a.model, a.id),
+      recordHistory: (_: unknown, a: Args, c: GraphQLContext) =>
+        (services.streams.has(a.model) ? streamHistory(services.streams, c.caller, a.model, a.id) : records.history(c.caller, a.model, a.id)),
     },
     Mutation: {
       create: (_: unknown, a: Args, c: GraphQLContext) => records.create(c.caller, a.model, a.data),

@@ -76,6 +76,12 @@ function guardJobChannels(ctx: ServiceContext): void {
     mayWatchJob(ctx.db, channel.slice('job:'.length), principal.userId, principal.role === 'Admin', scope));
 }
 
+/** A job's history (GraphQL recordHistory, model `Job`): for whoever may watch its channel. */
+function registerJobStream(ctx: ServiceContext): void {
+  ctx.services.streams.register('Job', async ({ principal, scope }, id) =>
+    principal !== null && mayWatchJob(ctx.db, id, principal.userId, principal.role === 'Admin', scope));
+}
+
 export const jobs: Capability = {
   name: 'jobs',
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
@@ -83,6 +89,7 @@ export const jobs: Capability = {
     const queue = createJobQueue(ctx);
     ctx.services.jobs = queue;
     guardJobChannels(ctx);
+    registerJobStream(ctx);
     const { events } = ctx.services;
     // Looked up per request: the auth capability may wrap the authenticator (session checks).
     const auth = { authenticate: (token: string) => ctx.services.auth.authenticate(token) };

@@ -7,7 +7,10 @@
  * with, so they finish even if the schema changes or drops the workflow.
  */
 import { fileURLToPath } from 'node:url';
+import type { Principal } from '../auth/index.ts';
+import type { Db } from '../db/index.ts';
 import { newId } from '../ids.ts';
+import type { TenantScope } from '../tenancy/index.ts';
 import type { Capability, ServiceContext } from '../service/types.ts';
 import { awaitsConsumer } from './awaits.ts';
 import { WORKFLOW_PATHS } from './openapi.ts';
@@ -16,18 +19,28 @@ import { Runners } from './runner.ts';
 import { scheduledWorkflows, Scheduler, syncSchedules } from './schedule.ts';
 import { readRun } from './store.ts';
 import { eventTrigger } from './trigger.ts';
-import type { EngineDeps } from './types.ts';
+import { RUN_STREAM, type EngineDeps } from './types.ts';
 
 export { ADVANCE_QUEUE, RUN_STREAM, MAX_DEPTH } from './types.ts';
 export { render, evaluate, type RenderScope } from './render.ts';
 export { allowedOrigin } from './http.ts';
 export type { Transition } from './engine.ts';
 
+/** Who may follow a run (its `workflow:{id}` channel, its history): who may use its workflow, in the run's tenant. */
+async function mayFollowRun(db: Db, principal: Pick<Principal, 'role'>, scope: TenantScope, runId: string): Promise<boolean> {
+  const run = await readRun(db, runId, { scope });
+  return run !== null && mayUse(principal, run.definition);
+}
+
 function guardRunChannels(ctx: ServiceContext): void {
-  ctx.services.realtime?.guardChannels('workflow:', async (principal, scope, channel) => {
-    const run = await readRun(ctx.db, channel.slice('workflow:'.length), { scope });
-    return run !== null && mayUse(principal, run.definition);
-  });
+  ctx.services.realtime?.guardChannels('workflow:', (principal, scope, channel) =>
+    mayFollowRun(ctx.db, principal, scope, channel.slice('workflow:'.length)));
+}
+
+/** A run's transitions (GraphQL recordHistory, model `WorkflowRun`): for whoever may follow the run. */
+function registerRunStream(ctx: ServiceContext): void {
+  ctx.services.streams.register(RUN_STREAM, async ({ principal, scope }, id) =>
+    principal !== null && mayFollowRun(ctx.db, principal, scope, id));
 }
 
 export const workflows: Capability = {
@@ -42,7 +55,6 @@ export const workflows: Capability = {
     };
     runners = new Runners(deps, {
       workerId: `workflows:${newId()}`, concurrency: config.workflows.concurrency, leaseSecs: config.workflows.leaseSecs, pollMs: config.workflows.pollMs,
-      httpPerOrigin: config.workflows.httpPerOrigin,
     });
     const declared = ctx.ir.workflows;
     services.records.triggers.add(eventTrigger(deps, declared, services.records.deps.models, ctx.log));
@@ -50,6 +62,7 @@ export const workflows: Capability = {
     // Looked up per request: the auth capability may wrap the authenticator (session checks).
     mountWorkflowRoutes(ctx.router, { authenticate: (token) => services.auth.authenticate(token) }, deps, declared);
     guardRunChannels(ctx);
+    registerRunStream(ctx);
     const scheduled = scheduledWorkflows(declared);
     await syncSchedules(ctx.db, scheduled);
     // Runs in flight finish even when the schema no longer declares any workflow: runners and awaits always run.
