@@ -54,9 +54,13 @@ export function checkConstraint(table: string, field: Field): string | null {
   return `constraint ${quoteIdent(checkName(table, field.column!))} check (${quoteIdent(field.column!)} in (${values}))`;
 }
 
-/** A plain index: every belongsTo column, and `@index` unless `@unique` already indexes it. */
+/**
+ * A plain index: every belongsTo and Media column (DELETE /media/{id} looks up
+ * the records holding an id), and `@index` unless `@unique` already indexes it.
+ */
 export function wantsIndex(field: Field): boolean {
-  return field.column !== null && (field.type.kind === 'belongsTo' || (field.index && !field.unique));
+  const reference = field.type.kind === 'belongsTo' || field.type.kind === 'media';
+  return field.column !== null && (reference || (field.index && !field.unique));
 }
 
 export function createIndex(table: string, field: Field): string {

@@ -44,6 +44,7 @@ create table "company" (
 );
 create index "company_tenant_id_idx" on "company" ("tenant_id");
 create unique index "company_name_key" on "company" (coalesce("tenant_id", ''), "name") where "deleted_at" is null;
+create index "company_logo_idx" on "company" ("logo");
 
 create table "contact" (
   "id" text primary key,
