@@ -7,7 +7,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { safeErr, type Logger } from '../log/index.ts';
 import { jsonBody } from './body.ts';
-import { HttpError, restBody, SafeError, unavailable } from './errors.ts';
+import { HttpError, invalidField, restBody, SafeError, unavailable } from './errors.ts';
 import { isDatabaseUnavailable, unavailableMessage } from '../db/index.ts';
 
 export interface AppOptions {
@@ -39,6 +39,7 @@ export function createApp(options: AppOptions): { app: Koa; router: Router } {
   app.silent = true;
   app.use(edge(options.log, options.observers ?? [], options.errorObservers ?? []));
   for (const middleware of options.edge ?? []) if (middleware) app.use(middleware);
+  app.use(urlWithoutNul);
   app.use(jsonBody({ maxBodyBytes: options.maxBodyBytes, nulCheckedBy: ['/graphql'] }));
   app.use(routesByFirstSegment(router));
   app.use(async function notFoundJson(ctx) {
@@ -80,6 +81,21 @@ function edge(log: Logger, observers: readonly RequestObserver[], errorObservers
       }
     }
   };
+}
+
+/**
+ * A URL whose path or query spells U+0000 (`%00`) is a VALIDATION_ERROR before
+ * any route runs: no store can hold it (runtime/http/input.ts), and a route
+ * that passed a path parameter on would answer 500. One `includes` per request.
+ */
+async function urlWithoutNul(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  if (ctx.url.includes('%00')) {
+    const [path] = ctx.url.split('?', 1);
+    const holdsNul = (key: string) => key.includes('\u0000') || [ctx.query[key] ?? []].flat().some((value) => value.includes('\u0000'));
+    const field = path.includes('%00') ? 'path' : Object.keys(ctx.query).find(holdsNul);
+    throw invalidField(field ?? 'query', 'the URL holds a NUL character (%00)');
+  }
+  await next();
 }
 
 const REQUEST_ID = /^[\w.-]{1,128}$/;
