@@ -83,11 +83,11 @@ describe('http steps waiting on an endpoint that does not answer', () => {
 
     const began = performance.now();
     const { body } = await start('quick', {});
-    const quick = await watchRun(service.url, manager, body.runId, finished, 3000);
+    const quick = await watchRun(service.url, manager, body.runId, finished, 5000);
     const tookMs = performance.now() - began;
     console.log(`unrelated one-step run beside 6 stuck http steps: ${tookMs.toFixed(0)} ms`);
     expect(quick.status).toBe('succeeded');
-    expect(tookMs).toBeLessThan(3000);
+    expect(tookMs).toBeLessThan(5000); // the stuck requests time out after 30 s; 0.4 s alone, 2.4 s on a loaded 2-core machine
 
     // The stuck runs are still running; the origin's bound (default 4) kept the other two waiting in the database.
     for (const id of slow) expect((await run(service.url, manager, id)).status).toBe('running');
