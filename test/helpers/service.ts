@@ -56,6 +56,8 @@ export interface TestServiceOptions {
   /** Reuse an existing database (e.g. a second instance). */
   readonly database?: TestDatabase;
   readonly log?: Logger;
+  /** Listen on this port (e.g. a restart where clients reconnect); a free one by default. */
+  readonly port?: number;
 }
 
 export async function loadDefinition(dir: string) {
@@ -121,7 +123,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...options.env,
   };
   const log = options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const running = await startService(await loadDefinition(dir), { env, port: 0, host: '127.0.0.1', log });
+  const running = await startService(await loadDefinition(dir), { env, port: options.port ?? 0, host: '127.0.0.1', log });
   const signer = new TokenSigner(env.JWT_SECRET, 3600);
   return {
     ...running,
