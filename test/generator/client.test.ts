@@ -12,7 +12,7 @@ import { FIXTURES, REPO_ROOT, buildOk, tempDir } from './helpers.ts';
 
 const run = promisify(execFile);
 
-const USAGE = `import { createClient, ClientError, type WithIncluded } from './client.ts';
+const USAGE = `import { createClient, ClientError, SubscriptionError, type WithIncluded } from './client.ts';
 import type { Company, Deal, DealStage } from './models.ts';
 
 export async function usage(token: string): Promise<string> {
@@ -35,7 +35,7 @@ export async function usage(token: string): Promise<string> {
   const stop = api.Deal.subscribe((change) => {
     const model: 'Deal' = change.modelName;
     return model;
-  }, { after: 'x' });
+  }, { after: 'x', onError: (e: SubscriptionError) => console.error(e.after, e.cause) });
   stop();
   await api.close();
   const error = new ClientError(400, [{ message: 'm', code: 'VALIDATION_ERROR', field: 'name' }]);

@@ -6,7 +6,7 @@
 //   const api = createClient({ url: 'http://localhost:3000', token });
 //   const created = await api.Company.create({ ... });
 //   const rows = await api.Company.records({ where: { id: created.id }, orderBy: { createdAt: 'DESC' }, limit: 20 });
-//   const stop = api.Company.subscribe((change) => console.log(change.eventType, change.recordId));
+//   const stop = api.Company.subscribe((change) => console.log(change.eventType, change.recordId), { onError: console.error });
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import type { Company, Contact, Deal, Stage } from './models.ts';
 
@@ -149,11 +149,18 @@ export interface ModelClient<M extends ModelName> {
   records<I extends Schema[M]['relations'] = never>(query?: RecordsQuery<M, I>): Promise<WithIncluded<M, I>[]>;
   paginatedRecords<I extends Schema[M]['relations'] = never>(query?: PageQuery<M, I>): Promise<Page<WithIncluded<M, I>>>;
   /**
-   * Every committed change of this model the caller may read, over graphql-ws;
-   * `after` (an eventId seen last) first replays what was missed. Returns a
-   * function that ends the subscription.
+   * Every committed change of this model the caller may read, over graphql-ws, each
+   * once and in commit order, across reconnections: a new socket resumes after the
+   * last change delivered. Returns a function that ends the subscription.
    */
-  subscribe(onChange: (change: ModelChange<M>) => void, options?: { after?: string; onError?: (error: unknown) => void }): () => void;
+  subscribe(onChange: (change: ModelChange<M>) => void, options?: SubscribeOptions): () => void;
+}
+
+export interface SubscribeOptions {
+  /** The eventId of the last change already handled: the changes committed since then are replayed first. */
+  after?: string;
+  /** Called once if the subscription ends on its own (it cannot resume, or ran out of reconnection attempts); default console.error. */
+  onError?: (error: SubscriptionError) => void;
 }
 
 export interface ClientOptions {
@@ -166,6 +173,10 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** A WebSocket implementation for `subscribe` where there is no global one (Node 20: the `ws` package). */
   webSocketImpl?: unknown;
+  /** Reconnections in a row that do not reach the server before a subscription gives up (default 5). */
+  retryAttempts?: number;
+  /** Waits before reconnection number `retries` (from 0); default 1, 2, 4, 8... s plus 0.3 to 3 s at random. */
+  retryWait?: (retries: number) => Promise<void>;
 }
 
 export type Client = { readonly [M in ModelName]: ModelClient<M> } & {
@@ -187,6 +198,25 @@ export class ClientError extends Error {
     super(errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join('; ') || `HTTP ${status}`);
     this.name = 'ClientError';
   }
+}
+
+/**
+ * A subscription ended on its own: the server refused it (e.g. `after` unknown or pruned:
+ * `cause` is the ClientError) or it ran out of reconnection attempts (`cause` is the last
+ * close or error). `after` is the last eventId delivered, to resume from.
+ */
+export class SubscriptionError extends Error {
+  constructor(message: string, readonly after: string | null, cause: unknown) {
+    super(message, { cause });
+    this.name = 'SubscriptionError';
+  }
+}
+
+type WireError = { message?: string; extensions?: { readonly [key: string]: unknown } };
+
+function clientError(status: number, errors: readonly WireError[]): ClientError {
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  return new ClientError(status, errors.map((e) => ({ message: e.message ?? 'error', code: text(e.extensions?.code), field: text(e.extensions?.field) })));
 }
 
 const MODEL_NAMES: readonly ModelName[] = ['Company', 'Contact', 'Deal'];
@@ -215,11 +245,8 @@ export function createClient(options: ClientOptions): Client {
     if (bearer) headers.authorization = `Bearer ${bearer}`;
     if (options.tenantId) headers['x-tenant-id'] = options.tenantId;
     const response = await send(`${base}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
-    const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: Array<{ message?: string; extensions?: { code?: string; field?: string } }> };
-    if (body.errors?.length || body.data === undefined || body.data === null) {
-      const errors = (body.errors ?? []).map((e) => ({ message: e.message ?? 'error', code: e.extensions?.code ?? null, field: e.extensions?.field ?? null }));
-      throw new ClientError(response.status, errors);
-    }
+    const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: WireError[] };
+    if (body.errors?.length || body.data === undefined || body.data === null) throw clientError(response.status, body.errors ?? []);
     return body.data;
   }
 
@@ -228,9 +255,19 @@ export function createClient(options: ClientOptions): Client {
       url: `${base.replace(/^http/, 'ws')}/graphql/ws`,
       webSocketImpl: options.webSocketImpl,
       connectionParams: () => ({ token: token(), ...(options.tenantId ? { tenantId: options.tenantId } : {}) }),
+      // graphql-ws would resubscribe with the first `after` and lose what was committed meanwhile: follow() resumes instead.
+      retryAttempts: 0,
     });
     return socket;
   }
+
+  const retry: Retry = {
+    attempts: options.retryAttempts ?? 5,
+    wait: options.retryWait ?? backoff,
+    // A function may hand out a fresh token, so a socket closed for its session is worth reopening.
+    renewable: typeof options.token === 'function',
+  };
+  const following = new Set<() => void>();
 
   function model<M extends ModelName>(name: M): ModelClient<M> {
     type R = Schema[M]['record'];
@@ -242,14 +279,9 @@ export function createClient(options: ClientOptions): Client {
       records: async (query = {}) => (await request<{ records: never[] }>(RECORDS, { model: name, ...query })).records,
       paginatedRecords: async (query = {}) => (await request<{ paginatedRecords: never }>(PAGE, { model: name, ...query })).paginatedRecords,
       subscribe(onChange, opts = {}) {
-        return ws().subscribe<{ modelChanges: ModelChange<M> }>({ query: CHANGES, variables: { model: name, after: opts.after ?? null } }, {
-          next: (message) => {
-            if (message.data) onChange(message.data.modelChanges);
-            else if (message.errors) opts.onError?.(message.errors);
-          },
-          error: (error) => opts.onError?.(error),
-          complete: () => undefined,
-        });
+        const stop = follow(ws(), name, retry, onChange, opts.onError ?? console.error, opts.after ?? null, () => following.delete(stop));
+        following.add(stop);
+        return stop;
       },
     };
   }
@@ -259,8 +291,120 @@ export function createClient(options: ClientOptions): Client {
     ...models,
     request,
     close: async () => {
+      for (const stop of [...following]) stop();
       await socket?.dispose();
       socket = null;
     },
   };
+}
+
+interface Retry {
+  readonly attempts: number;
+  readonly wait: (retries: number) => Promise<void>;
+  readonly renewable: boolean;
+}
+
+/** graphql-ws's own default: 1, 2, 4, 8... s, plus 0.3 to 3 s so that clients do not all come back at once. */
+async function backoff(retries: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** retries + 300 + Math.random() * 2700));
+}
+
+/**
+ * One subscription over as many sockets as it takes. Each socket carries its own graphql-ws
+ * subscription, started after the last eventId delivered: the server replays what was committed
+ * while no socket was open, and a replay of that last change is dropped. It ends on its own only
+ * with `onError`: when the server refuses it, or after `retry.attempts` reconnections in a row
+ * that did not reach the server.
+ */
+function follow<M extends ModelName>(
+  client: WsClient, model: M, retry: Retry, onChange: (change: ModelChange<M>) => void,
+  onError: (error: SubscriptionError) => void, from: string | null, ended: () => void,
+): () => void {
+  let after = from;
+  let retries = 0;
+  let current: (() => void) | null = null; // ends the graphql-ws subscription of the current socket
+  let stopped = false;
+  const offConnected = client.on('connected', () => void (retries = 0));
+  // graphql-ws itself would resubscribe after a normal closure (1000), with the first `after`: this attempt ends first.
+  const offClosed = client.on('closed', (event) => current && interrupted(event));
+
+  function start(): void {
+    let live = true;
+    let failed: unknown = null; // INTERNAL_ERROR (it fell behind, or the server failed): complete follows, then a retry
+    const dispose = client.subscribe<{ modelChanges: ModelChange<M> }>({ query: CHANGES, variables: { model, after } }, {
+      next: ({ data, errors }) => {
+        if (!live) return;
+        if (data) return deliver(data.modelChanges);
+        const error = clientError(200, errors ?? []);
+        // Any other code is a refusal (`after` unknown or pruned, a model it may not read): final.
+        if (error.errors.some((e) => e.code !== 'INTERNAL_ERROR')) interrupted(error);
+        else failed = new Error(error.message);
+      },
+      error: (error) => live && interrupted(Array.isArray(error) ? clientError(200, error) : error),
+      complete: () => live && interrupted(failed),
+    });
+    current = () => {
+      live = false;
+      dispose();
+    };
+  }
+
+  function deliver(change: ModelChange<M>): void {
+    retries = 0;
+    if (change.eventId === after) return;
+    after = change.eventId;
+    onChange(change);
+  }
+
+  function interrupted(reason: unknown): void {
+    current?.();
+    current = null;
+    const resume = after === null ? '' : ` after ${after}`;
+    if (isFinal(reason, retry.renewable)) return fail(`cannot resume${resume}`, reason);
+    if (retries >= retry.attempts) return fail(`gave up after ${retries} reconnection attempts${resume}`, reason);
+    retry.wait(retries++).then(() => stopped || start(), (error: unknown) => fail('stopped: retryWait failed', error));
+  }
+
+  function fail(what: string, reason: unknown): void {
+    stop(new SubscriptionError(`${model} changes ${what}: ${describeReason(reason)}`, after, reason));
+  }
+
+  function stop(error?: SubscriptionError): void {
+    if (stopped) return;
+    stopped = true;
+    offConnected();
+    offClosed();
+    current?.();
+    current = null;
+    ended();
+    if (error) onError(error);
+  }
+
+  start();
+  return () => stop();
+}
+
+/** graphql-ws's fatal close codes, and a session the server closed (4403, 4001) unless a token function may renew it. */
+const FINAL_CLOSE_CODES = new Set([1002, 1003, 1007, 1008, 1009, 1010, 1011, 4004, 4005, 4400, 4401, 4406, 4409, 4429, 4500]);
+const SESSION_CLOSE_CODES = new Set([4001, 4403]);
+
+function isFinal(reason: unknown, renewable: boolean): boolean {
+  if (reason instanceof ClientError) return true;
+  const code = closeCode(reason);
+  return code !== null && (FINAL_CLOSE_CODES.has(code) || (!renewable && SESSION_CLOSE_CODES.has(code)));
+}
+
+function closeCode(reason: unknown): number | null {
+  const code = typeof reason === 'object' && reason !== null && 'code' in reason ? reason.code : null;
+  return typeof code === 'number' ? code : null;
+}
+
+function describeReason(reason: unknown): string {
+  if (reason === null) return 'the server ended the subscription';
+  if (reason instanceof Error) return reason.message;
+  const code = closeCode(reason);
+  const why = typeof reason === 'object' && reason !== null && 'reason' in reason ? String(reason.reason) : '';
+  if (code !== null) return `socket closed with ${code}${why ? ` ${why}` : ''}`;
+  const message = typeof reason === 'object' && reason !== null && 'message' in reason ? String(reason.message) : '';
+  return message || 'socket error';
 }
