@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Capability } from '../service/types.ts';
 import { createDriver, type StorageDriver } from './drivers/index.ts';
+import { mediaReferences } from './references.ts';
 import { mountMediaRoutes } from './routes.ts';
 import { MEDIA_PATHS } from './openapi.ts';
 import { UploadSigner } from './signing.ts';
@@ -34,7 +35,8 @@ export const media: Capability = {
     const auth = { authenticate: (token: string) => ctx.services.auth.authenticate(token) };
     const signer = new UploadSigner(ctx.config.auth.jwtSecret);
     ctx.services.openapi.add(MEDIA_PATHS);
-    mountMediaRoutes(ctx.router, { db: ctx.db, driver, auth, config, signer, log: ctx.log, audit: ctx.services.audit, jobs: ctx.services.jobs });
+    const references = mediaReferences(ctx.ir);
+    mountMediaRoutes(ctx.router, { db: ctx.db, driver, auth, config, signer, log: ctx.log, audit: ctx.services.audit, jobs: ctx.services.jobs, references });
     const stop = startSweeper(ctx.db, driver, ctx.log, config.sweepIntervalSecs, config.uploadTtlSecs);
     return { stop };
   },

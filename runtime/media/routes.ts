@@ -21,6 +21,7 @@ import type { JobQueue } from '../jobs/index.ts';
 import { workerActor, type AuditActor, type AuditLog } from '../audit/index.ts';
 import { commitUpload } from './commit.ts';
 import { claimUpload, keepUpload, releaseUpload } from './claim.ts';
+import type { MediaReferences } from './references.ts';
 
 /** Refused unless SVC_MEDIA_ALLOWED_TYPES lists them: a browser would run them on our origin. */
 const ACTIVE_TYPES = new Set(['text/html', 'image/svg+xml', 'application/xhtml+xml']);
@@ -35,6 +36,8 @@ export interface MediaRoutesDeps {
   readonly audit: AuditLog;
   /** Worker tokens and leases (POST /media by a worker). */
   readonly jobs: JobQueue;
+  /** Records whose Media fields hold a media id (DELETE refuses those). */
+  readonly references: MediaReferences;
 }
 
 /**
@@ -158,7 +161,7 @@ export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
 
   router.delete('/media/:id', async (koa) => {
     const caller = await userCaller(koa, auth);
-    if (!(await deleteMedia(db, driver, caller.scope, koa.params.id, caller, auditOf(deps.audit, koa, caller, 'media.delete')))) throw notFound();
+    if (!(await deleteMedia(db, driver, deps.references, caller.scope, koa.params.id, caller, auditOf(deps.audit, koa, caller, 'media.delete')))) throw notFound();
     koa.status = 204;
   });
 }

@@ -9,6 +9,7 @@ import { Params } from '../records/sql.ts';
 import { TenantScope } from '../tenancy/index.ts';
 import type { StorageDriver } from './drivers/index.ts';
 import { blobKey, commitKey } from './keys.ts';
+import { stillReferenced, type MediaReferences } from './references.ts';
 
 export interface MediaMetadata {
   readonly id: string;
@@ -157,12 +158,13 @@ export async function commitPending(
 
 /**
  * Deletes a record for its uploader or an Admin/Manager of its scope; false
- * when the caller may not (the route answers 404, as for an unknown id). The
- * bytes stay while another record references them.
+ * when the caller may not (the route answers 404, as for an unknown id); 409
+ * while a live record's Media field holds it. The bytes stay while another
+ * media record references them.
  */
 export async function deleteMedia(
-  db: Db, driver: StorageDriver, scope: TenantScope, id: string, actor: { kind: 'user' | 'worker'; id: string; manager: boolean },
-  audit: MediaAudit,
+  db: Db, driver: StorageDriver, references: MediaReferences, scope: TenantScope, id: string,
+  actor: { kind: 'user' | 'worker'; id: string; manager: boolean }, audit: MediaAudit,
 ): Promise<boolean> {
   const p = new Params(scope);
   const owner = actor.manager ? 'true' : `(m.owner_kind = ${p.add(actor.kind, 'text')} and m.owner_id = ${p.add(actor.id, 'text')})`;
@@ -172,6 +174,9 @@ export async function deleteMedia(
   const deleted = await db.tx('svc-media-delete', async (t) => {
     const row = await t.oneOrNone(text, p.values);
     if (row?.status === 'committed') {
+      // Read after the update took the row lock; the transaction rolls back with the 409.
+      const holders = await references.holding(t, row.tenant_id, id);
+      if (holders.length > 0) throw stillReferenced(holders);
       const q = new Params(TenantScope.of(row.tenant_id));
       await t.none(
         `update svc_media_blobs set refcount = refcount - 1,
