@@ -54,6 +54,7 @@ export async function startService(definition: ServiceDefinition, options: Start
   let mounted: MountedService | null = null;
   try {
     mounted = await mountService(definition, { config, log, database, server });
+    await sayHowToCreateTheFirstUser(mounted.ctx);
     server.on('request', mounted.request);
     server.on('upgrade', mounted.upgrade);
     const port = await listen(server, options.port ?? config.port, options.host ?? config.host);
@@ -71,11 +72,36 @@ export async function startService(definition: ServiceDefinition, options: Start
 
 /** Settings that are allowed but risky: said once per process at start. */
 export function warnAboutConfig(config: Config, log: Logger): void {
-  if (config.auth.insecureSecret) log.warn('JWT_SECRET is not set: using an insecure development secret');
+  if (config.env === 'development' && !LOOPBACK.has(config.host)) log.warn(developmentWarning(config));
+  else if (config.auth.insecureSecret) log.warn('JWT_SECRET is not set: using an insecure development secret');
   if (config.rateLimit.trustForwardedFor) {
     log.warn('SVC_TRUST_X_FORWARDED_FOR is on: the client address (rate limits, login throttle) is read from X-Forwarded-For, '
       + 'so this server must sit behind a proxy that overwrites that header; set it to false when clients reach the server directly');
   }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/**
+ * The specification's default is development (SVC_ENV unset), which serves the
+ * schema and the IDE to anyone: said at start, with how to close it.
+ */
+function developmentWarning(config: Config): string {
+  const secret = config.auth.insecureSecret
+    ? '; JWT_SECRET is not set, so tokens are signed with an insecure development secret that anyone can read in svc-gen\'s source'
+    : '';
+  return 'SVC_ENV is not production: running in development, so anyone who reaches this server can read '
+    + 'GET /meta/schema (models, access rules, workflow URLs) and GET /schema.ts and open the GraphQL IDE (GET /graphql, GET /playground)'
+    + `${secret}. Set SVC_ENV=production (with JWT_SECRET and DATABASE_URL) to close them`;
+}
+
+/** On a database without a user, `start` says once how to create the first one (dev creates its own). */
+async function sayHowToCreateTheFirstUser(ctx: ServiceContext): Promise<void> {
+  const { any } = await ctx.db.one<{ any: boolean }>('select exists (select 1 from svc_users) as any');
+  if (any) return;
+  const register = ctx.config.auth.selfRegistration ? '; with self-registration on, POST /auth/register creates non-admin users' : '';
+  ctx.log.warn('no user exists yet: set ADMIN_EMAIL and ADMIN_PASSWORD and restart to create the first Admin '
+    + `(created once; the password is not changed by later restarts), then log in with POST /auth/login and add users with POST /auth/users${register}`);
 }
 
 export interface MountOptions {

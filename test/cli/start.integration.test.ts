@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture, TEST_JWT_SECRET } from '../helpers/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { freePort, runCli, spawnCli, waitForServer } from '../helpers/cli.ts';
+import { freePort, runCli, spawnCli, startCliServer, waitForServer, type Spawned } from '../helpers/cli.ts';
 
 /** A private copy of the built fixture: these tests edit migrations. */
 async function projectCopy(): Promise<string> {
@@ -13,6 +13,17 @@ async function projectCopy(): Promise<string> {
   cpSync(await buildFixture('small'), dir, { recursive: true });
   return dir;
 }
+
+/** Waits for `text` in a spawned server's output (a log line written after it answers, say). */
+async function outputContains(server: Spawned, text: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!server.output().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`no "${text}" within ${timeoutMs} ms\n--- output ---\n${server.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
 async function appliedMigrations(url: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
@@ -88,6 +99,8 @@ describe('svc-gen start', { timeout: 90_000 }, () => {
     try {
       await waitForServer(server, `http://127.0.0.1:${port}/health`);
       expect((await fetch(`http://127.0.0.1:${port}/schema.ts`)).status).toBe(404);
+      await outputContains(server, 'svc-gen server listening');
+      expect(server.output()).not.toContain('SVC_ENV is not production');
     } finally {
       server.child.kill('SIGTERM');
       await server.exited();
@@ -119,6 +132,36 @@ describe('configuration at start', { timeout: 90_000 }, () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('says nothing about the first user once one exists', async () => {
+    const database = await createTestDatabase();
+    const port = await freePort();
+    const admin = { email: 'first@example.test', password: 'First-passw0rd!' };
+    const server = await startCliServer(await projectCopy(), { databaseUrl: database.url, port, admin });
+    try {
+      // The check is logged before the server listens.
+      await outputContains(server, 'svc-gen server listening');
+      expect(server.output()).toContain('admin user created from ADMIN_EMAIL');
+      expect(server.output()).not.toContain('no user exists yet');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited();
+      await database.drop();
+    }
+  });
+
+  it('names every bad or missing variable in one run, a line each, without a stack trace', async () => {
+    const dir = await buildFixture('small');
+    const result = await runCli(['start', dir], { env: { SVC_ENV: 'production', PORT: 'eighty', SVC_METRICS_TOKEN: 'short' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^svc-gen: JWT_SECRET is required/),
+      expect.stringMatching(/^svc-gen: DATABASE_URL is required/),
+      expect.stringMatching(/^svc-gen: PORT must be/),
+      expect.stringMatching(/^svc-gen: SVC_METRICS_TOKEN must be/),
+    ]);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('warns and uses an insecure secret in development without JWT_SECRET', async () => {
     const database = await createTestDatabase();
     const port = await freePort();
@@ -126,6 +169,18 @@ describe('configuration at start', { timeout: 90_000 }, () => {
     try {
       await waitForServer(server, `http://127.0.0.1:${port}/health`);
       expect(server.output()).toContain('JWT_SECRET is not set');
+      // SVC_ENV unset is development (the specification's default): one warning says what that opens, and how to close it.
+      const warning = server.output().split('\n').filter((line) => line.includes('SVC_ENV is not production'));
+      expect(warning).toHaveLength(1);
+      expect(warning[0]).toContain('"level":40');
+      for (const part of ['GET /meta/schema', 'GET /schema.ts', 'GET /graphql', 'GET /playground', 'JWT_SECRET is not set', 'Set SVC_ENV=production']) {
+        expect(warning[0]).toContain(part);
+      }
+      // A database without a user: how to create the first one, once.
+      await outputContains(server, 'svc-gen server listening');
+      expect(occurrences(server.output(), 'no user exists yet')).toBe(1);
+      expect(server.output()).toContain('set ADMIN_EMAIL and ADMIN_PASSWORD and restart');
+      expect(server.output()).toContain('POST /auth/users');
     } finally {
       server.child.kill('SIGTERM');
       await server.exited();
