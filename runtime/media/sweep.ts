@@ -1,6 +1,6 @@
 /**
- * The sweep: removes presigned uploads never committed (past their expiry)
- * and bytes no live record has referenced for SVC_MEDIA_UPLOAD_TTL_SECS. It
+ * The sweep: removes presigned uploads never committed (past their expiry),
+ * what an upload URL stored after its commit, and bytes no live record has referenced for SVC_MEDIA_UPLOAD_TTL_SECS. It
  * runs once per interval across every instance: the instance that moves
  * `svc_media_sweep.last_run_at` forward does the work.
  *
@@ -10,6 +10,7 @@
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { StorageDriver } from './drivers/index.ts';
+import { commitKey } from './keys.ts';
 
 const BATCH = 100;
 
@@ -20,7 +21,10 @@ export interface SweepOptions {
 }
 
 export interface SweepResult {
+  /** Presigned uploads never committed, removed once expired. */
   readonly uploads: number;
+  /** Committed presigned uploads whose URL expired: whatever it stored after the commit is removed. */
+  readonly staged: number;
   readonly blobs: number;
   /** Temporary files a crashed upload left behind (local driver). */
   readonly temporary: number;
@@ -28,24 +32,46 @@ export interface SweepResult {
 
 export async function sweepMedia(db: Db, driver: StorageDriver, options: SweepOptions): Promise<SweepResult> {
   let uploads = 0;
+  let staged = 0;
   let blobs = 0;
-  for (let removed = BATCH; removed === BATCH; uploads += removed) removed = await sweepUploads(db, driver, options.now);
+  for (let more = true; more; ) {
+    const batch = await sweepUploads(db, driver, options.now);
+    uploads += batch.uploads;
+    staged += batch.staged;
+    more = batch.uploads + batch.staged === BATCH;
+  }
   for (let removed = BATCH; removed === BATCH; blobs += removed) removed = await sweepBlobs(db, driver, options);
   const before = new Date(options.now.getTime() - options.ttlSecs * 1000);
   const temporary = (await driver.purgeTemporary?.(before)) ?? 0;
-  return { uploads, blobs, temporary };
+  return { uploads, staged, blobs, temporary };
 }
 
-async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<number> {
+/**
+ * Rows whose upload URL has expired: a pending row goes with its staged and
+ * commit-key bytes; a committed (or deleted) row keeps its record and loses
+ * what its URL stored after the commit (an S3 URL takes PUTs until it
+ * expires) and a commit key a crash left, unless that key holds its blob.
+ */
+async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<{ uploads: number; staged: number }> {
   return db.tx('svc-media-sweep-uploads', async (t) => {
-    const rows = await t.manyOrNone<{ id: string; staging_key: string | null }>(
-      `select id, staging_key from svc_media where status = 'pending' and expires_at < $1
-        order by expires_at limit ${BATCH} for update skip locked`,
+    const rows = await t.manyOrNone<{ id: string; tenant_id: string | null; status: string; staging_key: string; blob_key: string | null }>(
+      `select m.id, m.tenant_id, m.status, m.staging_key, b.storage_key as blob_key
+         from svc_media m left join svc_media_blobs b
+           on m.status = 'committed' and coalesce(b.tenant_id, '') = coalesce(m.tenant_id, '') and b.sha256 = m.sha256
+        where m.staging_key is not null and m.expires_at < $1
+        order by m.expires_at limit ${BATCH} for update of m skip locked`,
       [now.toISOString()],
     );
-    for (const row of rows) if (row.staging_key) await driver.delete(row.staging_key);
-    if (rows.length > 0) await t.none('delete from svc_media where id = any($1)', [rows.map((row) => row.id)]);
-    return rows.length;
+    for (const row of rows) {
+      await driver.delete(row.staging_key);
+      const sealed = commitKey(row.tenant_id, row.id);
+      if (sealed !== row.blob_key) await driver.delete(sealed);
+    }
+    const pending = rows.filter((row) => row.status === 'pending').map((row) => row.id);
+    const committed = rows.filter((row) => row.status === 'committed').map((row) => row.id);
+    if (pending.length > 0) await t.none('delete from svc_media where id = any($1)', [pending]);
+    if (committed.length > 0) await t.none('update svc_media set staging_key = null where id = any($1)', [committed]);
+    return { uploads: pending.length, staged: committed.length };
   });
 }
 
@@ -86,7 +112,7 @@ export function startSweeper(db: Db, driver: StorageDriver, log: Logger, interva
     running = (async () => {
       if (!(await claimSweep(db, intervalSecs))) return;
       const result = await sweepMedia(db, driver, { now: new Date(), ttlSecs });
-      if (result.uploads + result.blobs + result.temporary > 0) log.info(result, 'media sweep');
+      if (result.uploads + result.staged + result.blobs + result.temporary > 0) log.info(result, 'media sweep');
     })().catch((err) => log.warn({ err }, 'media sweep failed'));
   };
   const timer = setInterval(tick, intervalSecs * 1000);

@@ -3,6 +3,7 @@
  * committed go once expired; bytes go only after SVC_MEDIA_UPLOAD_TTL_SECS
  * without a live reference; referenced bytes stay; one instance per interval.
  */
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimSweep, sweepMedia } from '../../runtime/media/index.ts';
 import { request, startMediaService, startS3rver, upload, userOf, type MediaService, type S3Server, type User } from './helpers.ts';
@@ -46,6 +47,31 @@ describe.each(['local', 's3'] as const)('the media sweep with the %s driver', (d
     const left = await service.ctx.db.manyOrNone('select id from svc_media where id in ($1, $2)', [stale.id, fresh.id]);
     expect(left).toEqual([]);
     expect((await request(service, 'POST', '/media/commit', alice.headers, { id: stale.id })).status).toBe(404);
+  });
+
+  it('removes what an upload URL stored after its commit, and a commit key a crashed commit left, once the URL expired', async () => {
+    const presign = (size: number) => request(service, 'POST', '/media/presign', alice.headers, { filename: 'p.bin', contentType: 'application/octet-stream', size });
+    const grant = (await presign(8)).body;
+    await fetch(grant.uploadUrl, { method: 'PUT', headers: grant.headers, body: 'original' });
+    const committed = await request(service, 'POST', '/media/commit', alice.headers, { id: grant.id });
+    expect(committed.status).toBe(201);
+    // An S3 URL takes a PUT until it expires; a local one refuses it, so the test stores the late bytes itself.
+    const stagedKey = `staging/t-acme/${grant.id}`;
+    await store().put(stagedKey, Readable.from([Buffer.from('too late')]), 8);
+    // A pending upload whose commit moved the bytes, then crashed.
+    const crashed = (await presign(5)).body;
+    await fetch(crashed.uploadUrl, { method: 'PUT', headers: crashed.headers, body: 'crash' });
+    expect(await store().move(`staging/t-acme/${crashed.id}`, `commit/t-acme/${crashed.id}`)).toBe(true);
+
+    await sweep(TTL / 2);
+    expect(await store().head(stagedKey)).toEqual({ size: 8 });
+    const swept = await sweep(TTL + 1);
+    expect(swept.staged).toBeGreaterThanOrEqual(1);
+    expect(await store().head(stagedKey)).toBeNull();
+    expect(await store().head(`commit/t-acme/${crashed.id}`)).toBeNull();
+    expect((await request(service, 'GET', `/media/${grant.id}`, alice.headers)).bytes.toString()).toBe('original');
+    const row = await service.ctx.db.one('select status, staging_key from svc_media where id = $1', [grant.id]);
+    expect(row).toEqual({ status: 'committed', staging_key: null });
   });
 
   it('removes bytes only after the TTL without a live reference, and never referenced ones', async () => {
