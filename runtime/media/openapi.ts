@@ -23,11 +23,11 @@ export const MEDIA_PATHS: PathsContribution = {
     },
   }) },
   '/media/upload/{id}': { put: op({
-    summary: 'The bytes of a presigned upload (local storage; the URL is signed)', tags,
-    responses: { 200: { description: 'received', schema: { type: 'object' } }, ...errors(403, 404, 413) },
+    summary: 'The bytes of a presigned upload (local storage; the URL is signed and takes one body: 409 to another)', tags,
+    responses: { 200: { description: 'received', schema: { type: 'object' } }, ...errors(400, 403, 404, 409, 413) },
   }) },
   '/media/commit': { post: op({
-    summary: 'Commit a direct upload: the server hashes the bytes itself', tags, security: bearer,
+    summary: 'Commit a direct upload (its uploader only): the server hashes the bytes itself', tags, security: bearer,
     requestBody: obj({ id: str }),
     responses: { 201: { description: 'committed (a repeat returns the same metadata)', schema: UPLOADED }, ...errors(400, 401, 403, 404, 409, 410, 422) },
   }) },
@@ -48,8 +48,8 @@ export const MEDIA_PATHS: PathsContribution = {
       },
     }),
     delete: op({
-      summary: 'Delete an upload (its uploader, or an Admin or Manager of its tenant)', tags, security: bearer,
-      responses: { 204: { description: 'deleted' }, ...errors(401, 403, 404) },
+      summary: 'Delete an upload (its uploader, or an Admin or Manager of its tenant; 409 while a live record holds it)', tags, security: bearer,
+      responses: { 204: { description: 'deleted' }, ...errors(401, 403, 404, 409) },
     }),
   },
 };
