@@ -19,7 +19,7 @@ export interface BannerInput {
 }
 
 export function banner(input: BannerInput): string {
-  const host = ['0.0.0.0', '::', ''].includes(input.config.host) ? 'localhost' : input.config.host;
+  const host = ['0.0.0.0', '::', '', '127.0.0.1', '::1'].includes(input.config.host) ? 'localhost' : input.config.host;
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${input.port}`;
   const rows: [string, string][] = [
     ['GraphQL', `${base}/graphql   (POST; subscriptions: ws://${base.slice(7)}/graphql/ws)`],

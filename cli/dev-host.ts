@@ -13,6 +13,8 @@ import type { MountedService } from '../runtime/service/index.ts';
 
 /** How long a retired service may take to finish its in-flight requests. */
 const RETIRE_TIMEOUT_MS = 10_000;
+/** When dev stops, how long in-flight requests may take before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 1_000;
 
 type Held =
   | { readonly kind: 'request'; readonly request: IncomingMessage; readonly response: ServerResponse }
@@ -33,7 +35,7 @@ export interface DevHost {
   unavailable(message: string): void;
   /** Waits for `service`'s in-flight requests (bounded), then stops it. */
   retire(service: MountedService): Promise<void>;
-  /** Stops accepting; closes connections once their responses are sent. */
+  /** Stops accepting; closes connections once their responses are sent, or after a short grace. */
   close(): Promise<void>;
 }
 
@@ -45,6 +47,8 @@ export function createDevHost(): DevHost {
   const sockets = new Set<Socket>();
 
   const dispatch = (item: Held) => {
+    // A client that gave up while its request was held: its response has closed and will not close again.
+    if (item.kind === 'request' ? item.response.closed : item.socket.destroyed) return;
     const route = current;
     if (!route) {
       if (refusal === null) held.push(item);
@@ -111,7 +115,7 @@ export function createDevHost(): DevHost {
       await service.stop();
     },
     async close() {
-      await drainServer(server, sockets, RETIRE_TIMEOUT_MS, () => {
+      await drainServer(server, sockets, SHUTDOWN_GRACE_MS, () => {
         for (const item of held) {
           if (item.kind === 'request') unavailableResponse(item.response, 'svc-gen dev is stopping');
           else item.socket.destroy();

@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type Config } from '../runtime/config/index.ts
 import { createLogger, type Logger } from '../runtime/log/index.ts';
 import { openServiceDatabase, type Database } from '../runtime/db/index.ts';
 import type { MountedService, ServiceDefinition } from '../runtime/service/index.ts';
-import type { BuildResult } from '../generator/index.ts';
+import type { BuildResult, Diagnostic } from '../generator/index.ts';
 import { banner } from './banner.ts';
 import { createDevHost, type DevHost } from './dev-host.ts';
 import { UserError } from './errors.ts';
@@ -21,10 +21,14 @@ import { asUserError } from './errors.ts';
 export const DEV_DEBOUNCE_MS = 2000;
 /** Folder of everything `svc-gen dev` keeps between runs (never used by build, start or migrate). */
 const DEV_STATE = '.svc';
+/** Where dev listens unless --host or HOST says otherwise: its IDE, schema and signing secret are open to whoever reaches it. */
+const DEV_HOST = '127.0.0.1';
 
 export interface DevFlags {
   readonly schemaPath: string;
   readonly outDir?: string;
+  /** Listening address (--host); defaults to HOST, else loopback. */
+  readonly host?: string;
   /** Emit destructive migrations even where dev would refuse them (see allowsDestructive). */
   readonly allowDestructive?: boolean;
 }
@@ -35,10 +39,13 @@ export async function devCommand(flags: DevFlags): Promise<number> {
   if (!existsSync(schemaPath)) throw new UserError(`${flags.schemaPath}: not found`);
   const outDir = resolve(flags.outDir ?? join(DEV_STATE, 'build', basename(schemaPath, '.ts')));
   const embeddedDir = resolve(DEV_STATE, 'pgdata');
-  const config = readConfig();
+  const config = readConfig(flags.host);
   const log = createLogger(config.logLevel, 'svc-gen', undefined, config.logFormat);
   const host = createDevHost();
   const port = await asUserError(() => host.listen(config.port, config.host));
+  log.info({ host: config.host, port }, config.host === DEV_HOST
+    ? `listening on ${DEV_HOST}:${port} only (--host 0.0.0.0 or HOST=0.0.0.0 opens it to other machines)`
+    : `listening on ${config.host}:${port}`);
   // The database opens while the first build (or the runtime import) runs.
   const opening = asUserError(() => openServiceDatabase(config, embeddedDir));
   const dev = new DevLoop({ schemaPath, outDir, config, log, host, allowDestructive: flags.allowDestructive === true, embeddedDir }, opening);
@@ -53,13 +60,19 @@ export async function devCommand(flags: DevFlags): Promise<number> {
   return stopped;
 }
 
-function readConfig(): Config {
+function readConfig(host: string | undefined): Config {
   try {
-    return loadConfig({ SVC_LOG_FORMAT: 'pretty', ...process.env });
+    return loadConfig({ SVC_LOG_FORMAT: 'pretty', ...process.env, HOST: host ?? (process.env.HOST?.trim() || DEV_HOST) });
   } catch (error) {
     if (error instanceof ConfigError) throw new UserError(error.message);
     throw error;
   }
+}
+
+/** `schema.ts:12: dropping Tag.color deletes the column` from the build's refusal of that change. */
+function allowedChange(d: Diagnostic): string {
+  const reason = d.message.replace(/^destructive change refused: /, '').replace(/; rerun with --allow-destructive to emit it$/, '');
+  return `${d.file}:${d.line}: ${reason}`;
 }
 
 interface DevOptions {
@@ -134,8 +147,9 @@ class DevLoop {
     if ('diagnostics' in result && result.diagnostics.every((d) => d.code === 'DESTRUCTIVE_CHANGE')) {
       const refusal = this.destructiveRefusal();
       if (refusal === null) {
-        for (const d of result.diagnostics) log.warn(`${formatDiagnostic(d).replace('; rerun with --allow-destructive to emit it', '')}`);
-        log.warn('destructive change allowed: its migrations were only ever applied to the embedded development database, '
+        // The build's diagnostic says "refused": here the change goes ahead, so the log says what is lost, not that.
+        for (const d of result.diagnostics) log.warn(`destructive change allowed: ${allowedChange(d)}`);
+        log.warn('allowed because these migrations were only ever applied to the embedded development database, '
           + 'which loses that data now; `svc-gen build` refuses the same change without --allow-destructive');
         result = await build({ schemaPath, outDir, allowDestructive: true });
       } else {

@@ -17,7 +17,8 @@ const USAGE = `usage:
   svc-gen migrate DIR
   svc-gen start DIR
   svc-gen compile DIR                                                 (bundles DIR for start; start does it itself when DIR is writable)
-  svc-gen dev [--schema FILE] [--out DIR] [--allow-destructive]      (FILE defaults to SVC_SCHEMA_PATH)`;
+  svc-gen dev [--schema FILE] [--out DIR] [--host ADDRESS] [--allow-destructive]
+                                                                      (FILE defaults to SVC_SCHEMA_PATH; ADDRESS to HOST, else 127.0.0.1)`;
 
 // Each command imports what it needs when it runs: `start` never loads the
 // generator (TypeScript's compiler), `dev` loads it only to build.
@@ -55,12 +56,14 @@ const COMMANDS: Record<string, Command> = {
   dev: async (args) => {
     const { values } = parse(() => parseArgs({
       args, allowPositionals: false, strict: true,
-      options: { schema: { type: 'string' }, out: { type: 'string' }, 'allow-destructive': { type: 'boolean' } },
+      options: {
+        schema: { type: 'string' }, out: { type: 'string' }, host: { type: 'string' }, 'allow-destructive': { type: 'boolean' },
+      },
     }));
     const schemaPath = values.schema ?? process.env.SVC_SCHEMA_PATH?.trim();
     if (!schemaPath) throw new UsageError('dev needs --schema FILE (or SVC_SCHEMA_PATH)');
     const { devCommand } = await import('./dev.ts');
-    return devCommand({ schemaPath, outDir: values.out, allowDestructive: values['allow-destructive'] === true });
+    return devCommand({ schemaPath, outDir: values.out, host: values.host, allowDestructive: values['allow-destructive'] === true });
   },
 };
 

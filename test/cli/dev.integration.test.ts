@@ -134,6 +134,9 @@ it('runs the CRM demo on embedded Postgres and follows schema edits without refu
     await until(async () => !(await meta(base)).find((m) => m.name === 'Tag')!.fields.some((f) => f.name === 'color'), 60_000, 'Tag without color', dev);
     expect(dev.output()).toContain('destructive change allowed');
     expect(dev.output()).toMatch(/dropping Tag\.color deletes the column/);
+    // It is allowed, and the log says so: not "refused" first.
+    expect(dev.output()).not.toContain('destructive change refused');
+    expect(dev.output()).toMatch(/destructive change allowed: schema\.ts:\d+: dropping Tag\.color deletes the column/);
 
     appendFileSync(schema, '\nexport interface Broken {\n  id: string;\n  thing: NoSuchType;\n}\n');
     await until(() => dev.output().includes('NoSuchType'), 30_000, 'the schema error', dev);
