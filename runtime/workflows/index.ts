@@ -55,6 +55,7 @@ export const workflows: Capability = {
     };
     runners = new Runners(deps, {
       workerId: `workflows:${newId()}`, concurrency: config.workflows.concurrency, leaseSecs: config.workflows.leaseSecs, pollMs: config.workflows.pollMs,
+      httpPerOrigin: config.workflows.httpPerOrigin,
     });
     const declared = ctx.ir.workflows;
     services.records.triggers.add(eventTrigger(deps, declared, services.records.deps.models, ctx.log));

@@ -113,7 +113,9 @@ describe('loadConfig', () => {
   });
 
   it('reads the workflow settings: SVC_WORKFLOW_HTTP_ALLOW as origins', () => {
-    expect(loadConfig(base).workflows).toEqual({ httpAllow: [], leaseSecs: 30, concurrency: 4, pollMs: 1000 });
+    expect(loadConfig(base).workflows).toEqual({ httpAllow: [], leaseSecs: 30, concurrency: 4, pollMs: 1000, httpPerOrigin: 4 });
+    expect(loadConfig({ ...base, SVC_WORKFLOW_HTTP_PER_ORIGIN: '16' }).workflows.httpPerOrigin).toBe(16);
+    expect(() => loadConfig({ ...base, SVC_WORKFLOW_HTTP_PER_ORIGIN: '0' })).toThrow(/SVC_WORKFLOW_HTTP_PER_ORIGIN/);
     const config = loadConfig({ ...base, SVC_WORKFLOW_HTTP_ALLOW: 'https://hooks.example.com, http://127.0.0.1:8080/', SVC_WORKFLOW_LEASE_SECS: '5' });
     expect(config.workflows).toMatchObject({ httpAllow: ['https://hooks.example.com', 'http://127.0.0.1:8080'], leaseSecs: 5 });
   });
