@@ -64,7 +64,7 @@ describe('request bodies and unknown routes', () => {
   });
 
   it('answers 404 JSON for unknown routes', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['POST', '/auth/nope'], ['DELETE', '/']]) {
+    for (const [method, path] of [['GET', '/nope'], ['POST', '/auth/nope'], ['DELETE', '/nope/']]) {
       const reply = await call(svc.url, method, path);
       expect(reply.status).toBe(404);
       expect(reply.body).toEqual({ error: expect.any(String), code: expect.any(String) });

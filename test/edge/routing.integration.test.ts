@@ -37,7 +37,9 @@ const CASES: readonly Case[] = [
   { method: 'POST', path: '/jobs/some-id/heartbeat', status: 401, code: 'UNAUTHORIZED' },
   { method: 'GET', path: '/jobs/some-id/unknown', status: 404, code: 'NOT_FOUND' },
   { method: 'GET', path: '/nowhere', status: 404, code: 'NOT_FOUND' },
-  { method: 'GET', path: '/', status: 404, code: 'NOT_FOUND' },
+  // `/` outside production points at the IDE and the docs (issue 26 item 11); other methods are not allowed there.
+  { method: 'GET', path: '/', status: 200 },
+  { method: 'DELETE', path: '/', status: 405, code: 'METHOD_NOT_ALLOWED' },
   { method: 'GET', path: '/health.json', status: 404, code: 'NOT_FOUND' },
   { method: 'GET', path: '//health', status: 404, code: 'NOT_FOUND' },
   { method: 'GET', path: '/health%2F', status: 404, code: 'NOT_FOUND' },
