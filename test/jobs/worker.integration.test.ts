@@ -8,10 +8,12 @@ import { startJobsService, call, jobEvents, mintWorker, userClient, workerClient
 
 let service: TestService;
 let worker: ReturnType<typeof workerClient>;
+let workerToken: string;
 
 beforeAll(async () => {
   service = await startJobsService();
-  worker = workerClient(service, (await mintWorker(service, ['*'])).token);
+  workerToken = (await mintWorker(service, ['*'])).token;
+  worker = workerClient(service, workerToken);
 });
 afterAll(async () => {
   await service?.close();
@@ -179,6 +181,30 @@ describe('POST /jobs/{id}/progress', () => {
     expect((await worker(`/jobs/${job.id}/progress`, { leaseId: 'stale', percent: 'x', message: 7 })).status).toBe(409);
     expect((await worker(`/jobs/${job.id}/heartbeat`, { leaseId: 'stale', visibilitySecs: 'soon' })).status).toBe(409);
     expect((await worker(`/jobs/${job.id}/fail`, { leaseId: 'stale', error: 42, retryable: 'maybe' })).status).toBe(409);
+  });
+});
+
+describe('free-form JSON from a worker (result, progress data)', () => {
+  // 100,000 levels fit in the 1 MiB body; JSON.stringify and jsonb overflow their stacks on them. Sent as text: the client cannot stringify them either.
+  const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+  const send = async (path: string, body: string) => {
+    const response = await fetch(service.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-worker-token': workerToken }, body });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  };
+
+  it('is a 400 VALIDATION_ERROR naming the field when nested too deep, after the lease check, and changes nothing', async () => {
+    const job = await leaseOne(freshQueue());
+    const result = await send(`/jobs/${job.id}/complete`, `{"leaseId": "${job.leaseId}", "result": ${deep(100_000)}}`);
+    expect(result).toEqual({ status: 400, body: expect.objectContaining({ code: 'VALIDATION_ERROR', field: 'result.0' }) });
+    const progress = await send(`/jobs/${job.id}/progress`, `{"leaseId": "${job.leaseId}", "data": ${deep(100_000)}}`);
+    expect(progress).toEqual({ status: 400, body: expect.objectContaining({ code: 'VALIDATION_ERROR', field: 'data.0' }) });
+    const batch = await send('/jobs/complete', `{"items": [{"id": "${job.id}", "leaseId": "${job.leaseId}", "result": ${deep(5_000)}}]}`);
+    expect(batch).toEqual({ status: 400, body: expect.objectContaining({ code: 'VALIDATION_ERROR', field: 'items.0.result.0' }) });
+    expect((await row(job.id)).status).toBe('leased');
+    // A stale lease is still 409 first, whatever the body holds (CONTRACT section 14).
+    expect((await send(`/jobs/${job.id}/complete`, `{"leaseId": "stale", "result": ${deep(5_000)}}`)).status).toBe(409);
+    expect((await send(`/jobs/${job.id}/progress`, `{"leaseId": "stale", "data": ${deep(5_000)}}`)).status).toBe(409);
+    expect((await worker(`/jobs/${job.id}/complete`, { leaseId: job.leaseId, result: { ok: true } })).status).toBe(204);
   });
 });
 

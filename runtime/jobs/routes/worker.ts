@@ -7,7 +7,8 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import type { Db } from '../../db/index.ts';
 import type { EventStore } from '../../events/index.ts';
-import { badRequest, conflict, forbidden, HttpError, unauthorized } from '../../http/errors.ts';
+import { badRequest, conflict, forbidden, SafeError, unauthorized } from '../../http/errors.ts';
+import { rejectTooDeep } from '../../http/input.ts';
 import type { Logger } from '../../log/index.ts';
 import type { RealtimeBus } from '../../realtime/types.ts';
 import { completeJobs, extendLease, failJob, leaseHeld, type CompleteItem, type LeaseLatency } from '../ack.ts';
@@ -104,9 +105,8 @@ export function mountWorkerRoutes(router: Router, plane: WorkerPlane): void {
     },
     async complete(koa: Koa.Context) {
       const body = requireObject(koa.request.body);
-      const { completed, leaseLatencies } = await completeJobs(db, events, [
-        { id: koa.params.id, leaseId: requireLeaseId(body), result: body.result },
-      ]);
+      const leaseId = await currentLease(koa.params.id, body);
+      const { completed, leaseLatencies } = await completeJobs(db, events, [{ id: koa.params.id, leaseId, result: completeResult(body) }]);
       if (completed.length === 0) throw leaseLost();
       observe(leaseLatencies);
       koa.status = 204;
@@ -216,7 +216,7 @@ export function mountWorkerRoutes(router: Router, plane: WorkerPlane): void {
   router.post('/jobs/:id/complete', ...route(stepwise.complete, async (koa, _statements, tokenHash) => {
     const input = valid(() => {
       const body = requireObject(koa.request.body);
-      return { id: koa.params.id, leaseId: requireLeaseId(body), result: body.result };
+      return { id: koa.params.id, leaseId: requireLeaseId(body), result: completeResult(body) };
     });
     if (!input) return false;
     const outcome = await combiner!.complete(tokenHash, input);
@@ -246,7 +246,7 @@ function valid<T>(read: () => T): T | null {
   try {
     return read();
   } catch (error) {
-    if (error instanceof HttpError && error.status === 400) return null;
+    if (error instanceof SafeError && error.status === 400) return null;
     throw error;
   }
 }
@@ -261,11 +261,18 @@ function completeItems(value: unknown): CompleteItem[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_BATCH) {
     throw badRequest(`items must be an array of 1 to ${MAX_BATCH} {id, leaseId, result}`);
   }
-  return value.map((item) => {
+  return value.map((item, index) => {
     const entry = requireObject(item);
     if (typeof entry.id !== 'string' || entry.id === '') throw badRequest('items[].id is required');
+    rejectTooDeep(entry.result, `items.${index}.result`);
     return { id: entry.id, leaseId: requireLeaseId(entry), result: entry.result };
   });
+}
+
+/** A job's result is free-form JSON, bounded in depth like every other (runtime/http/input.ts). */
+function completeResult(body: Record<string, unknown>): unknown {
+  rejectTooDeep(body.result, 'result');
+  return body.result;
 }
 
 /** `percent`, `message` and `data` are each optional (CONTRACT section 14). */
@@ -275,5 +282,6 @@ function progressUpdate(jobId: string, body: Record<string, unknown>) {
   if (body.message !== undefined && body.message !== null && typeof body.message !== 'string') {
     throw badRequest('message must be a string');
   }
+  rejectTooDeep(body.data, 'data');
   return { jobId, percent, message: body.message ?? null, data: body.data ?? null };
 }
