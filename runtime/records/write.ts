@@ -53,6 +53,13 @@ interface Reference {
   readonly what: string;
   /** Extra condition on the referenced row (media: committed uploads only). */
   readonly live: string;
+  /**
+   * Media only: the row is locked `for share` until the write commits, so a
+   * DELETE /media/{id} racing it waits, then sees this record and answers 409
+   * (or, having committed first, makes this check fail): no record ends up
+   * holding the id of a deleted item.
+   */
+  readonly lock: boolean;
   readonly value: unknown;
 }
 
@@ -62,17 +69,17 @@ function references(deps: RecordsDeps, valid: ValidData): Reference[] {
     const type = c.field?.type;
     if (valid.values[i] === null) return [];
     if (type?.kind === 'media') {
-      return [{ field: c.field!, table: 'svc_media', what: 'a media item', live: ` and t."status" = 'committed'`, value: valid.values[i] }];
+      return [{ field: c.field!, table: 'svc_media', what: 'a media item', live: ` and t."status" = 'committed'`, lock: true, value: valid.values[i] }];
     }
     if (type?.kind !== 'belongsTo') return [];
     const target = deps.models.get(type.model)!;
-    return [{ field: c.field!, table: target.table, what: `a ${target.name}`, live: '', value: valid.values[i] }];
+    return [{ field: c.field!, table: target.table, what: `a ${target.name}`, live: '', lock: false, value: valid.values[i] }];
   });
 }
 
 /** SQL true when the reference is a live row of its table in the caller's tenant. */
 function referenceSql(ref: Reference, p: Params): string {
-  return `exists (select 1 from ${ref.table} t where t."id" = ${p.add(ref.value, 'text')} and t."deleted_at" is null${ref.live} and ${p.tenant()})`;
+  return `exists (select 1 from ${ref.table} t where t."id" = ${p.add(ref.value, 'text')} and t."deleted_at" is null${ref.live} and ${p.tenant()}${ref.lock ? ' for share of t' : ''})`;
 }
 
 /** A belongsTo or Media field must point at a live row of the same tenant: no cross-tenant links. */

@@ -5,7 +5,9 @@
  * deleted (409 naming the records, at most 10) until no live record holds it.
  * Fixture crm: Company.logo is a Media field.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../jobs/helpers.ts';
 import { CREATE, UPDATE, clientFor, type Gql } from '../records/helpers.ts';
 import { request, sha256, startMediaService, upload, userOf, type MediaService, type User } from './helpers.ts';
 
@@ -69,6 +71,29 @@ describe('DELETE /media/{id} of media a record holds', () => {
 
     expect((await acme(UPDATE, { model: 'Company', id: holder, data: { logo: null } })).errors).toBeUndefined();
     expect((await deleteMedia(logo)).status).toBe(204);
+  });
+
+  it('a record write racing a delete of its media waits for it, then is refused: no record holds a deleted id', async () => {
+    const logo = (await upload(service, admin.headers, 'raced logo', { type: 'image/png' })).body.id;
+    // A delete in flight: its row lock taken, not yet committed.
+    const deleting = new pg.Client({ connectionString: service.database.url });
+    await deleting.connect();
+    try {
+      await deleting.query('begin');
+      await deleting.query('update svc_media set deleted_at = now() where id = $1', [logo]);
+      const write = acme(CREATE, { model: 'Company', data: { name: 'Racer', logo } });
+      // The write waits on the media row (its reference check takes it `for share`) ...
+      await waitFor(async () => (await service.ctx.db.one(
+        `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and query like '%svc_media%'`,
+      )).n > 0);
+      await deleting.query('commit');
+      // ... and, once the delete commits, sees the item gone.
+      const reply = await write;
+      expect(reply.errors?.[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'logo' });
+    } finally {
+      await deleting.end();
+    }
+    expect((await service.ctx.db.one(`select count(*)::int as n from "company" where "name" = 'Racer'`)).n).toBe(0);
   });
 
   it('does not count a deleted record, and names at most 10 holders', async () => {
