@@ -10,6 +10,7 @@
  *
  * Needs records, jobs, feed and audit before it.
  */
+import { AutomationDepth } from '../automation/index.ts';
 import type { Capability } from '../service/types.ts';
 import { compileBindings } from './bindings.ts';
 import { mountInvokeRoute } from './invoke.ts';
@@ -19,7 +20,7 @@ import { actionTrigger } from './trigger.ts';
 import { workerCaller, type WorkerCaller } from './writeback.ts';
 
 export { ACTIONS_QUEUE, type ActionPayload, type ActionActor } from './payload.ts';
-export { DEPTH_EXCEEDED } from './trigger.ts';
+export { DEPTH_EXCEEDED } from '../automation/index.ts';
 export type { WorkerCaller } from './writeback.ts';
 
 export interface ActionsService {
@@ -41,7 +42,8 @@ export const actions: Capability = {
     jobs().reserveQueue(ACTIONS_QUEUE, 'action jobs are enqueued by model writes and POST /api/actions/{name}');
     const bindings = compileBindings(ctx.ir, records.deps.models);
     if (bindings.size > 0) {
-      records.triggers.add(actionTrigger({ bindings, jobs, audit, maxDepth: ctx.config.actions.maxDepth, log: ctx.log }));
+      const depth = new AutomationDepth(ctx.config.actions.maxDepth, { audit, log: ctx.log });
+      records.triggers.add(actionTrigger({ bindings, jobs, depth }));
     }
     mountInvokeRoute(ctx.router, {
       db: ctx.db,

@@ -34,8 +34,6 @@ export interface ActionPayload {
   readonly depth: number;
 }
 
-export const depthOf = (caller: Caller): number => caller.depth ?? 0;
-
 export function actorOf(caller: Caller): ActionActor {
   const principal = caller.principal;
   return { id: principal?.userId ?? null, role: principal?.role ?? null, tenantId: caller.scope.tenantId };

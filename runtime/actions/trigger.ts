@@ -6,27 +6,22 @@
  * rides in it as CTEs); every other write enqueues with one INSERT for all of
  * its rows (updateMany included).
  *
- * A write more than SVC_ACTION_MAX_DEPTH automated hops deep enqueues nothing:
- * each binding it matched is audited as `action.invoke` denied with
- * `action_depth_exceeded`, in the same transaction.
+ * A write the automation depth rule refuses (runtime/automation/depth.ts,
+ * the same rule as workflows') enqueues nothing: each binding it matched is
+ * audited as `action.invoke` denied with `action_depth_exceeded`, in the same
+ * transaction.
  */
-import type { AuditEntryInput, AuditLog } from '../audit/index.ts';
+import { depthOf, type AutomationDepth } from '../automation/index.ts';
 import type { JobQueue, RowJob } from '../jobs/index.ts';
-import type { Logger } from '../log/index.ts';
 import type { Caller, PlannedCreate, WriteTrigger, WrittenRecord } from '../records/index.ts';
-import { userActor, SYSTEM_ACTOR } from '../audit/index.ts';
 import { bindingKey, type BindingTable, type CompiledBinding } from './bindings.ts';
-import { ACTIONS_QUEUE, actorOf, depthOf, jobCallerOf, type ActionPayload } from './payload.ts';
+import { ACTIONS_QUEUE, actorOf, jobCallerOf, type ActionPayload } from './payload.ts';
 
 export interface TriggerDeps {
   readonly bindings: BindingTable;
   readonly jobs: () => JobQueue;
-  readonly audit: AuditLog;
-  readonly maxDepth: number;
-  readonly log: Logger;
+  readonly depth: AutomationDepth;
 }
-
-export const DEPTH_EXCEEDED = 'action_depth_exceeded';
 
 const keyOf = (eventId: string, action: string) => `${eventId}:${action}`;
 
@@ -45,7 +40,7 @@ export function actionTrigger(deps: TriggerDeps): WriteTrigger {
 
     createdCtes(caller: Caller, create: PlannedCreate) {
       // Too deep: the transactional path records each matched binding.
-      if (depthOf(caller) > deps.maxDepth) return null;
+      if (!deps.depth.allows(caller)) return null;
       const rowJobs = bindingsOf(create.model, 'created').map((b): RowJob => {
         const base = basePayload(b, caller, { eventId: create.eventId, id: create.id, old: null });
         return {
@@ -63,9 +58,8 @@ export function actionTrigger(deps: TriggerDeps): WriteTrigger {
         .filter((b) => b.matches(write))
         .map((b) => ({ write, b })));
       if (matched.length === 0) return;
-      if (depthOf(caller) > deps.maxDepth) {
-        deps.log.warn({ depth: depthOf(caller), maxDepth: deps.maxDepth, actions: matched.map(({ b }) => b.action.name) }, 'action not enqueued: depth limit');
-        await deps.audit.record(t, matched.map(({ write, b }) => depthExceeded(caller, write, b)));
+      if (!deps.depth.allows(caller)) {
+        await deps.depth.refused(t, caller, matched.map(({ write, b }) => ({ kind: 'action', name: b.action.name, write })));
         return;
       }
       await deps.jobs().enqueueIn(t, matched.map(({ write, b }) => ({
@@ -73,15 +67,5 @@ export function actionTrigger(deps: TriggerDeps): WriteTrigger {
         payload: { ...basePayload(b, caller, write), input: b.inputOf(write.record ?? write.old) } satisfies ActionPayload,
       })), jobCallerOf(caller), { audit: false });
     },
-  };
-}
-
-function depthExceeded(caller: Caller, write: WrittenRecord, b: CompiledBinding): AuditEntryInput {
-  return {
-    action: 'action.invoke', outcome: 'denied', tenantId: caller.scope.tenantId,
-    actor: caller.principal ? userActor(caller.principal) : SYSTEM_ACTOR,
-    entityType: write.model, entityId: write.id, eventId: write.eventId,
-    changes: { action: b.action.name, error: DEPTH_EXCEEDED, depth: depthOf(caller) },
-    request: caller.request ?? null,
   };
 }

@@ -8,6 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Principal } from '../auth/index.ts';
+import { AutomationDepth } from '../automation/index.ts';
 import type { Db } from '../db/index.ts';
 import { newId } from '../ids.ts';
 import type { TenantScope } from '../tenancy/index.ts';
@@ -21,7 +22,7 @@ import { readRun } from './store.ts';
 import { eventTrigger } from './trigger.ts';
 import { RUN_STREAM, type EngineDeps } from './types.ts';
 
-export { ADVANCE_QUEUE, RUN_STREAM, MAX_DEPTH } from './types.ts';
+export { ADVANCE_QUEUE, RUN_STREAM } from './types.ts';
 export { render, evaluate, type RenderScope } from './render.ts';
 export { allowedOrigin } from './http.ts';
 export type { Transition } from './engine.ts';
@@ -58,7 +59,9 @@ export const workflows: Capability = {
       httpPerOrigin: config.workflows.httpPerOrigin,
     });
     const declared = ctx.ir.workflows;
-    services.records.triggers.add(eventTrigger(deps, declared, services.records.deps.models, ctx.log));
+    // One depth rule for actions and workflows (runtime/automation): SVC_ACTION_MAX_DEPTH.
+    const depth = new AutomationDepth(config.actions.maxDepth, { audit: services.audit, log: ctx.log });
+    services.records.triggers.add(eventTrigger(deps, declared, services.records.deps.models, depth));
     services.openapi.add(WORKFLOW_PATHS);
     // Looked up per request: the auth capability may wrap the authenticator (session checks).
     mountWorkflowRoutes(ctx.router, { authenticate: (token) => services.auth.authenticate(token) }, deps, declared);

@@ -5,37 +5,27 @@
  * updated and `hardDelete` as deleted, as for action bindings. The run's
  * trigger keeps the written rows with `@sensitive` fields redacted unless
  * the workflow names them (sensitive.ts).
+ *
+ * `when` and the depth limit are the rules action bindings follow
+ * (runtime/automation): a write deeper than SVC_ACTION_MAX_DEPTH starts no
+ * run, and each run it would have started is audited as `workflow.run`
+ * denied with `action_depth_exceeded`, in the write's transaction.
  */
-import type { Logger } from '../log/index.ts';
-import type { EventCondition, Model, WorkflowDef } from '../ir/types.ts';
-import type { Caller, WriteTrigger, WrittenRecord } from '../records/index.ts';
+import { compileCondition, depthOf, type Attempt, type AutomationDepth, type Condition } from '../automation/index.ts';
+import type { WorkflowDef } from '../ir/types.ts';
+import type { Caller, WriteTrigger } from '../records/index.ts';
 import type { ModelInfo } from '../records/model.ts';
-import { same } from './render.ts';
 import { triggerRedaction, type TriggerRedaction } from './sensitive.ts';
 import { startRun } from './start.ts';
 import type { RunActor } from './store.ts';
-import { MAX_DEPTH, type EngineDeps } from './types.ts';
+import type { EngineDeps } from './types.ts';
 
 type EventWorkflow = WorkflowDef & { readonly trigger: Extract<WorkflowDef['trigger'], { kind: 'event' }> };
 
 interface Watching {
   readonly workflow: EventWorkflow;
   readonly redact: TriggerRedaction;
-}
-
-/** `when` holds IR field names; written rows are keyed by JSON (input) names (`company` -> `companyId`). */
-function inputNames(models: readonly Model[]): Map<string, Map<string, string>> {
-  return new Map(models.map((m) => [m.name, new Map(m.fields.map((f) => [f.name, f.inputName]))]));
-}
-
-/** `changed`: one of the fields' values differs from the old row; `equals`: each field of the new row equals its literal. */
-export function conditionHolds(when: EventCondition | null, write: WrittenRecord, names: ReadonlyMap<string, string>): boolean {
-  if (!when) return true;
-  const record = (write.record ?? write.old ?? {}) as Record<string, unknown>;
-  const old = (write.old ?? {}) as Record<string, unknown>;
-  const name = (field: string) => names.get(field) ?? field;
-  if (when.changed.length > 0 && !when.changed.some((field) => !same(record[name(field)], old[name(field)]))) return false;
-  return Object.entries(when.equals).every(([field, literal]) => same(record[name(field)] ?? null, literal));
+  readonly when: Condition;
 }
 
 export function actorOf(caller: Caller): RunActor | null {
@@ -44,25 +34,27 @@ export function actorOf(caller: Caller): RunActor | null {
 }
 
 export function eventTrigger(
-  deps: Pick<EngineDeps, 'jobs' | 'events' | 'audit'>, workflows: readonly WorkflowDef[], infos: ReadonlyMap<string, ModelInfo>, log: Logger,
+  deps: Pick<EngineDeps, 'jobs' | 'events' | 'audit'>, workflows: readonly WorkflowDef[], infos: ReadonlyMap<string, ModelInfo>,
+  automationDepth: AutomationDepth,
 ): WriteTrigger {
   const byEvent = new Map<string, Watching[]>();
   for (const workflow of workflows) {
     if (workflow.trigger.kind !== 'event') continue;
     const key = `${workflow.trigger.model}.${workflow.trigger.event}`;
-    const redact = triggerRedaction(workflow, infos.get(workflow.trigger.model)!);
-    byEvent.set(key, [...(byEvent.get(key) ?? []), { workflow: workflow as EventWorkflow, redact }]);
+    const info = infos.get(workflow.trigger.model)!;
+    const watching = { workflow: workflow as EventWorkflow, redact: triggerRedaction(workflow, info), when: compileCondition(info, workflow.trigger.when) };
+    byEvent.set(key, [...(byEvent.get(key) ?? []), watching]);
   }
-  const names = inputNames([...infos.values()].map((info) => info.model));
   return {
     watches: (model, kind) => byEvent.has(`${model}.${kind}`),
     async written(t, caller, writes) {
-      const depth = caller.depth ?? 0;
+      const depth = depthOf(caller);
+      const refused: Attempt[] = [];
       for (const write of writes) {
-        for (const { workflow, redact } of byEvent.get(`${write.model}.${write.kind}`) ?? []) {
-          if (!conditionHolds(workflow.trigger.when, write, names.get(write.model) ?? new Map())) continue;
-          if (depth >= MAX_DEPTH) {
-            log.warn({ workflow: workflow.name, model: write.model, id: write.id, depth }, 'workflow not started: too many automated hops led to this write');
+        for (const { workflow, redact, when } of byEvent.get(`${write.model}.${write.kind}`) ?? []) {
+          if (!when.matches(write)) continue;
+          if (!automationDepth.allows(caller)) {
+            refused.push({ kind: 'workflow', name: workflow.name, write });
             continue;
           }
           await startRun(t, deps, {
@@ -71,6 +63,7 @@ export function eventTrigger(
           });
         }
       }
+      await automationDepth.refused(t, caller, refused);
     },
   };
 }

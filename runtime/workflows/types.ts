@@ -20,12 +20,6 @@ export const ADVANCE_MAX_ATTEMPTS = 1000;
 export const RUN_STREAM = 'WorkflowRun';
 /** Entity type of `workflow.run` audit entries. */
 export const RUN_ENTITY = 'WorkflowRun';
-/**
- * Automated hops after which a write starts no further run (a workflow whose
- * mutation triggers itself stops here instead of looping).
- */
-export const MAX_DEPTH = 3;
-
 /** An advance job's payload: look at step `position` of run `runId`. */
 export interface AdvancePayload {
   readonly runId: string;

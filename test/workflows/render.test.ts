@@ -1,9 +1,7 @@
-/** Templates, conditions and event conditions at run time (runtime/workflows/render.ts, trigger.ts, http.ts). */
+/** Templates and conditions at run time (runtime/workflows/render.ts, http.ts); event conditions: test/actions/conditions.test.ts. */
 import { describe, expect, it } from 'vitest';
 import { allowedOrigin } from '../../runtime/workflows/http.ts';
 import { evaluate, render, type RenderScope } from '../../runtime/workflows/render.ts';
-import { conditionHolds } from '../../runtime/workflows/trigger.ts';
-import type { WrittenRecord } from '../../runtime/records/index.ts';
 
 const scope: RenderScope = {
   trigger: { record: { id: 'd1', amount: 12, tags: ['a', 'b'], owner: null }, actor: { id: 'u1', role: 'Sales' } },
@@ -55,23 +53,6 @@ describe('conditions', () => {
   it('treat an unknown operator as an error, never as true', () => {
     expect(() => holds('matches', 'a', 'a')).toThrow(/unknown condition operator/);
     expect(() => holds('toString', 'a')).toThrow(/unknown condition operator/);
-  });
-});
-
-describe('event conditions', () => {
-  const write = (record: object, old: object | null): WrittenRecord => ({
-    model: 'Deal', kind: old ? 'updated' : 'created', step: old ? 'Updated' : 'Created', id: 'd1', eventId: 'e1', record: record as never, old: old as never, changed: [],
-  });
-  const names = new Map([['stage', 'stage'], ['company', 'companyId']]);
-
-  it('need a changed field to differ from the old row, and equals to hold on the new one', () => {
-    const when = { changed: ['stage'], equals: { stage: 'won' } };
-    expect(conditionHolds(when, write({ stage: 'won' }, { stage: 'proposal' }), names)).toBe(true);
-    expect(conditionHolds(when, write({ stage: 'won' }, { stage: 'won' }), names)).toBe(false);
-    expect(conditionHolds(when, write({ stage: 'lost' }, { stage: 'proposal' }), names)).toBe(false);
-    expect(conditionHolds({ changed: ['company'], equals: {} }, write({ companyId: 'c2' }, { companyId: 'c1' }), names)).toBe(true);
-    expect(conditionHolds({ changed: [], equals: { company: null } }, write({ companyId: null }, null), names)).toBe(true);
-    expect(conditionHolds(null, write({}, null), names)).toBe(true);
   });
 });
 
