@@ -11,7 +11,7 @@
  * Needs records, jobs, feed and audit before it.
  */
 import { AutomationDepth } from '../automation/index.ts';
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
 import { compileBindings } from './bindings.ts';
 import { mountInvokeRoute } from './invoke.ts';
 import { ACTION_PATHS } from './paths.ts';
@@ -28,17 +28,19 @@ export interface ActionsService {
   readonly workerCaller: WorkerCaller;
 }
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     actions: ActionsService;
   }
 }
 
-export const actions: Capability = {
+export const actions = defineCapability({
   name: 'actions',
+  provides: ['actions'],
+  requires: ['records', 'audit', 'jobs', 'auth', 'feed', 'events', 'openapi'],
   async init(ctx) {
-    const { records, audit } = ctx.services;
-    const jobs = () => ctx.services.jobs;
+    const { records, audit, auth, feed, jobs: queue } = ctx.services;
+    const jobs = () => queue;
     jobs().reserveQueue(ACTIONS_QUEUE, 'action jobs are enqueued by model writes and POST /api/actions/{name}');
     const bindings = compileBindings(ctx.ir, records.deps.models);
     if (bindings.size > 0) {
@@ -49,14 +51,13 @@ export const actions: Capability = {
       db: ctx.db,
       actions: new Map(ctx.ir.actions.map((a) => [a.name, a])),
       input: { models: records.deps.models, validator: records.deps.validator },
-      // Looked up per request: the auth capability may wrap the authenticator (session checks).
-      auth: () => ctx.services.auth,
+      auth: () => auth,
       jobs,
-      feed: () => ctx.services.feed,
+      feed: () => feed,
       audit,
       events: ctx.services.events,
     });
     ctx.services.openapi.add(ACTION_PATHS);
     ctx.services.actions = { workerCaller: workerCaller({ jobs, audit }) };
   },
-};
+});

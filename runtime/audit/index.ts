@@ -15,8 +15,8 @@
  *     });
  *   });
  *   // many changes: pass an array: one multi-row INSERT
- *   // a one-statement create: compose `audit.createdCte(entry)` into it
- *   //   (events.withCreatedEvent(row, event, [cte]) does)
+ *   // a one-statement create: compose the fragment `audit.entryFrom(entry, created)`
+ *   //   as one of its CTEs (records' create does, beside events.firstEvent)
  *   // an attempt that changed nothing: `audit.denied(entry)` (401/403) or
  *   //   `audit.failed(entry)` (an error rolled the change back)
  *
@@ -25,7 +25,7 @@
  * the caller's to redact (`redactFields`).
  */
 import { fileURLToPath } from 'node:url';
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
 import { deniedAttempts } from './denied.ts';
@@ -44,7 +44,7 @@ export { scrub } from './log.ts';
 export { pruneAudit, AUDIT_RETENTION_LOCK_KEY } from './retention.ts';
 export { tenantOfRequest } from './tenant.ts';
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     audit: AuditLog;
   }
@@ -67,8 +67,10 @@ export async function auditUsage(db: Db, audit: AuditLog) {
   return { enabled: audit.policy !== 'off', policy: audit.policy, rows: row.rows, bytes: Number(row.bytes) };
 }
 
-export const audit: Capability = {
+export const audit = defineCapability({
   name: 'audit',
+  provides: ['audit'],
+  requires: ['openapi'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const { policy, retainDays } = ctx.config.audit;
@@ -76,15 +78,25 @@ export const audit: Capability = {
     ctx.services.audit = log;
     if (policy !== 'off') ctx.observeErrors(deniedAttempts(log));
     ctx.services.openapi.add(AUDIT_PATHS);
-    mountAuditRoutes(ctx.router, {
-      db: ctx.db,
-      auth: () => ctx.services.auth,
-      entityTypes: new Set([...ctx.ir.models.map((m) => m.name), ...RUNTIME_ENTITY_TYPES]),
-    });
     if (retainDays === null) return;
     return startSweep(ctx.db, retainDays, ctx.log);
   },
-};
+});
+
+/** The four read routes: a capability of their own, since auth (which they require) writes audit entries. */
+export const auditRoutes = defineCapability({
+  name: 'audit-routes',
+  provides: [],
+  requires: ['auth'],
+  async init(ctx) {
+    const { auth } = ctx.services;
+    mountAuditRoutes(ctx.router, {
+      db: ctx.db,
+      auth: () => auth,
+      entityTypes: new Set([...ctx.ir.models.map((m) => m.name), ...RUNTIME_ENTITY_TYPES]),
+    });
+  },
+});
 
 /** Retention at start, then hourly; a sweep still running is not started twice. */
 function startSweep(db: Db, retainDays: number, log: Logger) {

@@ -6,7 +6,8 @@
  */
 import type Koa from 'koa';
 import type Router from '@koa/router';
-import { principalOf, type Authenticator, type Principal } from '../auth/index.ts';
+import { principalOf, type Authenticator } from '../auth/guard.ts';
+import type { Principal } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { resolveScope } from '../tenancy/index.ts';

@@ -4,7 +4,9 @@
  * replaces the signature-only one for every later capability.
  */
 import { fileURLToPath } from 'node:url';
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
+import type { Authenticator } from './guard.ts';
+import { TokenSigner } from './tokens.ts';
 import { mountAdminRoutes } from './admin.ts';
 import { createSessionAuthenticator } from './authenticator.ts';
 import { bootstrapAdmin } from './bootstrap.ts';
@@ -14,23 +16,30 @@ import { mountAccountRoutes } from './routes.ts';
 import { Accounts } from './service.ts';
 import { pruneLoginAttempts } from './throttle.ts';
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
+    tokens: TokenSigner;
+    /** Session-checking: a revoked session's token is refused. */
+    auth: Authenticator;
     /** Account operations (issue a token pair for a user, ...). */
     accounts: Accounts;
   }
 }
 
-export const auth: Capability = {
+export const auth = defineCapability({
   name: 'auth',
+  provides: ['tokens', 'auth', 'accounts'],
+  requires: ['audit'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const { db, config, log, router } = ctx;
     const hasher = new PasswordHasher(ctx.config.auth.argon2);
-    const authenticator = await createSessionAuthenticator(db, ctx.notifier, ctx.services.tokens);
+    const tokens = new TokenSigner(config.auth.jwtSecret, config.auth.accessTokenTtlSecs);
+    ctx.services.tokens = tokens;
+    const authenticator = await createSessionAuthenticator(db, ctx.notifier, tokens);
     ctx.services.auth = authenticator;
     const { audit } = ctx.services;
-    const accounts = new Accounts({ db, config, tokens: ctx.services.tokens, hasher, log, invalidate: authenticator.invalidate, audit });
+    const accounts = new Accounts({ db, config, tokens, hasher, log, invalidate: authenticator.invalidate, audit });
     ctx.services.accounts = accounts;
     await bootstrapAdmin(db, config, hasher, log, audit);
     await pruneLoginAttempts(db);
@@ -42,4 +51,4 @@ export const auth: Capability = {
     if (config.auth.oauth.length > 0) log.info({ providers: config.auth.oauth.map((p) => p.name) }, 'oauth providers');
     return { stop: () => authenticator.stop() };
   },
-};
+});

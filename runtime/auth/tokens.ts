@@ -7,16 +7,9 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose/jwt/sign';
 import { jwtVerify } from 'jose/jwt/verify';
 import { ROLES, type Role } from '../ir/types.ts';
+import type { Principal } from '../core/principal.ts';
 
-export interface Principal {
-  readonly userId: string;
-  readonly role: Role;
-  /** The user's bound tenant; null for users not bound to one (platform admins). */
-  readonly tenantId: string | null;
-  /** The session the access token belongs to (logout revokes it). */
-  readonly sessionId: string | null;
-  readonly email: string | null;
-}
+export type { Principal };
 
 export class InvalidTokenError extends Error {}
 

@@ -1,10 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
+import { createEventStore, type EventStore } from './store.ts';
 import { pruneChanges, pruneHistory, sweepIntervalMs } from './history.ts';
 import { RuntimeStreams } from './streams.ts';
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
+    events: EventStore;
     /** The runtime's own streams (`Job`, `WorkflowRun`): their owners register who may read their history. */
     streams: RuntimeStreams;
   }
@@ -19,12 +21,16 @@ const CHANGES_SWEEP_MS = 3_600_000;
  * the retention, at most hourly). The store itself is created with the context;
  * the registry of runtime streams is made here, for the capabilities after it.
  */
-export const events: Capability = {
+export const events = defineCapability({
   name: 'events',
+  provides: ['events', 'streams'],
+  requires: [],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
-    ctx.services.streams = new RuntimeStreams(ctx.services.events);
-    const options = ctx.services.events.policy;
+    const store = createEventStore(ctx.db, { ...ctx.config.history, models: new Set(ctx.ir.models.map((model) => model.name)) });
+    ctx.services.events = store;
+    ctx.services.streams = new RuntimeStreams(store);
+    const options = store.policy;
     const retained = options.policy === 'retained';
     const sweep = async () => {
       try {
@@ -50,4 +56,4 @@ export const events: Capability = {
       },
     };
   },
-};
+});

@@ -14,7 +14,7 @@
 import { fileURLToPath } from 'node:url';
 import { newId } from '../ids.ts';
 import { preparesStatements, type Db } from '../db/index.ts';
-import type { Capability, ServiceContext } from '../service/types.ts';
+import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { ensureCursor, runConsumer, type ConsumerHandle, type ConsumerStart, type DurableConsumer } from './durable.ts';
 import { compare, filterOf, positionOf, readPage, type FeedPosition } from './read.ts';
 import { FeedReader, type FeedStats } from './reader.ts';
@@ -37,7 +37,7 @@ export interface ChangeFeed {
   stats(): FeedStats;
 }
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     feed: ChangeFeed;
   }
@@ -46,8 +46,10 @@ declare module '../service/types.ts' {
 /** Pages read by a subscriber that replays from a past position. */
 const CATCH_UP_PAGE = 500;
 
-export const feed: Capability = {
+export const feed = defineCapability({
   name: 'feed',
+  provides: ['feed'],
+  requires: ['events'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const pool = readerPool(ctx);
@@ -68,7 +70,7 @@ export const feed: Capability = {
       },
     };
   },
-};
+});
 
 /**
  * On a server, the reader reads through a pool of its own, one connection,
@@ -76,14 +78,14 @@ export const feed: Capability = {
  * main pool is saturated (that queue is the feed's lag under load). Embedded,
  * it shares the one connection: its reads are single statements.
  */
-function readerPool(ctx: ServiceContext): { db: Db; end(): Promise<void> } | null {
+function readerPool(ctx: ServiceContext<never>): { db: Db; end(): Promise<void> } | null {
   if (ctx.dbKind !== 'server' || ctx.config.databaseUrl === null) return null;
   const db = ctx.pgp({ connectionString: ctx.config.databaseUrl, max: 1, idleTimeoutMillis: 10_000, application_name: 'svc-gen-feed' });
   db.$pool.on('error', () => undefined); // a killed idle connection is replaced on the next read
   return { db, end: () => db.$pool.end() };
 }
 
-function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: Set<ConsumerHandle>, prepared: boolean): ChangeFeed {
+function createFeedService(ctx: ServiceContext<never>, reader: FeedReader, consumers: Set<ConsumerHandle>, prepared: boolean): ChangeFeed {
   const catchUp = (s: Subscriber) => void replay(ctx, reader, s, prepared).catch((err: Error) => s.fail(err));
   return {
     get head() {
@@ -114,7 +116,7 @@ function createFeedService(ctx: ServiceContext, reader: FeedReader, consumers: S
 }
 
 /** Reads from the subscriber's cursor until it reaches the reader's head, then hands it to the live batches. */
-async function replay(ctx: ServiceContext, reader: FeedReader, s: Subscriber, prepared: boolean): Promise<void> {
+async function replay(ctx: ServiceContext<never>, reader: FeedReader, s: Subscriber, prepared: boolean): Promise<void> {
   for (;;) {
     await s.room();
     if (s.closed) return;

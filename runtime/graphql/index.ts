@@ -4,7 +4,7 @@
  * http.ts), the IDE for browsers at `GET /graphql` and `GET /playground`
  * outside production, and subscriptions at `/graphql/ws`.
  */
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
 import { Executor } from './execute.ts';
 import { createModelChanges } from './feed.ts';
 import { graphqlHandler } from './http.ts';
@@ -12,28 +12,30 @@ import { mountIde } from './ide.ts';
 import { createSchema } from './schema.ts';
 import { mountSubscriptions } from './ws.ts';
 
-export const graphql: Capability = {
+export const graphql = defineCapability({
   name: 'graphql',
+  provides: [],
+  requires: ['feed', 'records', 'streams', 'jobs', 'metrics', 'auth', 'audit', 'actions'],
   async init(ctx) {
+    const { auth, audit, jobs, metrics, actions } = ctx.services;
     const feed = createModelChanges(ctx.services.feed, ctx.ir, ctx.access);
     const schema = createSchema({
       records: ctx.services.records,
       feed,
       streams: ctx.services.streams,
-      jobs: () => ctx.services.jobs,
+      jobs: () => jobs,
     });
-    const executor = new Executor(schema, ctx.config.graphql, (type, outcome, seconds) => ctx.services.metrics.observeGraphql(type, outcome, seconds));
+    const executor = new Executor(schema, ctx.config.graphql, (type, outcome, seconds) => metrics.observeGraphql(type, outcome, seconds));
     const handler = graphqlHandler({
-      // The authenticator is read per request: the auth capability may replace it.
-      auth: () => ctx.services.auth,
+      auth: () => auth,
       executor,
       log: ctx.log,
       maxResponseBytes: ctx.config.graphql.maxResponseBytes,
-      audit: () => ctx.services.audit,
+      audit: () => audit,
       // The IDE is a development tool (specification: GET /graphql "IDE (development)").
       ide: ctx.config.env === 'production' ? undefined : mountIde(ctx.router),
-      // A worker's write-back (X-Worker-Token) is resolved by the actions capability when present.
-      workerCaller: () => ctx.services.actions?.workerCaller,
+      // A worker's write-back (X-Worker-Token) is resolved by the actions capability.
+      workerCaller: () => actions.workerCaller,
     });
     ctx.router.post('/graphql', handler);
     ctx.router.get('/graphql', handler);
@@ -44,7 +46,7 @@ export const graphql: Capability = {
       },
     };
   },
-};
+});
 
 export { Executor } from './execute.ts';
 export { TYPE_DEFS } from './sdl.ts';

@@ -22,7 +22,7 @@ import { bearerToken, InvalidTokenError, watchSessions, type Authenticator, type
 import type { Logger } from '../log/index.ts';
 import type { Caller } from '../records/index.ts';
 import { isPlainObject } from '../records/values.ts';
-import type { ServiceContext } from '../service/types.ts';
+import type { ServiceContext } from '../core/index.ts';
 import { resolveScope, type TenantScope } from '../tenancy/index.ts';
 import { MAX_TOKENS } from './cost.ts';
 import { formatErrors } from './errors.ts';
@@ -82,7 +82,7 @@ function operationType(document: DocumentNode, name: string | null | undefined):
   return op?.operation ?? 'unknown';
 }
 
-export async function mountSubscriptions(ctx: ServiceContext, schema: GraphQLSchema, log: Logger) {
+export async function mountSubscriptions(ctx: ServiceContext<'auth' | 'metrics'>, schema: GraphQLSchema, log: Logger) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: ctx.config.maxBodyBytes });
   const callers = new WeakMap<object, Caller>();
   const sessions = await watchSessions(ctx.notifier, () => ctx.services.auth, log);

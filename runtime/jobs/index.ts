@@ -4,7 +4,7 @@
  * recent), the reclaim sweep, and `ctx.services.jobs` for other capabilities.
  */
 import { fileURLToPath } from 'node:url';
-import type { Capability, ServiceContext } from '../service/types.ts';
+import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { preparesStatements } from '../db/index.ts';
 import { enqueueCte, enqueueInTx, enqueueJobs, enqueueOneInTx } from './enqueue.ts';
 import { badRequest } from '../http/errors.ts';
@@ -26,7 +26,7 @@ export { INTERNAL_QUEUE_PREFIX, isInternalQueue } from './input.ts';
 export { JOB_STATUSES } from './types.ts';
 export { retryDelaySecs } from './backoff.ts';
 
-function createJobQueue(ctx: ServiceContext): JobQueue {
+function createJobQueue(ctx: ServiceContext<'events' | 'audit'>): JobQueue {
   const { db } = ctx;
   const { events } = ctx.services;
   const logs = { events, audit: ctx.services.audit, prepared: preparesStatements(ctx) };
@@ -66,7 +66,7 @@ function createJobQueue(ctx: ServiceContext): JobQueue {
   };
 }
 
-function guardJobChannels(ctx: ServiceContext): void {
+function guardJobChannels(ctx: ServiceContext<'realtime'>): void {
   const realtime = ctx.services.realtime;
   if (!realtime) {
     ctx.log.warn('realtime tier absent: job progress is not published');
@@ -77,13 +77,15 @@ function guardJobChannels(ctx: ServiceContext): void {
 }
 
 /** A job's history (GraphQL recordHistory, model `Job`): for whoever may watch its channel. */
-function registerJobStream(ctx: ServiceContext): void {
+function registerJobStream(ctx: ServiceContext<'streams'>): void {
   ctx.services.streams.register('Job', async ({ principal, scope }, id) =>
     principal !== null && mayWatchJob(ctx.db, id, principal.userId, principal.role === 'Admin', scope));
 }
 
-export const jobs: Capability = {
+export const jobs = defineCapability({
   name: 'jobs',
+  provides: ['jobs'],
+  requires: ['events', 'audit', 'realtime', 'streams', 'auth', 'metrics'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const queue = createJobQueue(ctx);
@@ -92,7 +94,7 @@ export const jobs: Capability = {
     registerJobStream(ctx);
     const { events } = ctx.services;
     // Looked up per request: the auth capability may wrap the authenticator (session checks).
-    const auth = { authenticate: (token: string) => ctx.services.auth.authenticate(token) };
+    const { auth } = ctx.services;
     // Fixed paths before `/jobs/:id`, which would otherwise shadow them.
     mountAdminRoutes(ctx.router, auth, ctx.db, ctx.services.audit);
     mountWorkerRoutes(ctx.router, {
@@ -103,4 +105,4 @@ export const jobs: Capability = {
     const stopReclaimer = startReclaimer(ctx.db, events, ctx.log, ctx.config.jobs.reclaimIntervalSecs);
     return { stop: stopReclaimer };
   },
-};
+});

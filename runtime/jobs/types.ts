@@ -128,7 +128,7 @@ export interface InternalQueue {
   fail(id: string, leaseId: string, error: string): Promise<FailOutcome | null>;
 }
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     jobs: JobQueue;
   }

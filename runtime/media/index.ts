@@ -5,7 +5,7 @@
  * and content); a sweep removes uncommitted uploads and unreferenced bytes.
  */
 import { fileURLToPath } from 'node:url';
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
 import { createDriver, type StorageDriver } from './drivers/index.ts';
 import { mediaReferences } from './references.ts';
 import { mountMediaRoutes } from './routes.ts';
@@ -18,21 +18,23 @@ export { createDriver, localDriver, MediaTooLargeError } from './drivers/index.t
 export { sweepMedia, claimSweep, type SweepOptions, type SweepResult } from './sweep.ts';
 export type { MediaMetadata } from './store.ts';
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     media: { readonly driver: StorageDriver };
   }
 }
 
-export const media: Capability = {
+export const media = defineCapability({
   name: 'media',
+  provides: ['media'],
+  requires: ['auth', 'openapi', 'audit', 'jobs'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const config = ctx.config.media;
     const driver = await createDriver(config);
     ctx.services.media = { driver };
     // Looked up per request: the auth capability may wrap the authenticator (session checks).
-    const auth = { authenticate: (token: string) => ctx.services.auth.authenticate(token) };
+    const { auth } = ctx.services;
     const signer = new UploadSigner(ctx.config.auth.jwtSecret);
     ctx.services.openapi.add(MEDIA_PATHS);
     const references = mediaReferences(ctx.ir);
@@ -40,4 +42,4 @@ export const media: Capability = {
     const stop = startSweeper(ctx.db, driver, ctx.log, config.sweepIntervalSecs, config.uploadTtlSecs);
     return { stop };
   },
-};
+});

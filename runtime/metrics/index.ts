@@ -22,7 +22,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { HttpError } from '../http/errors.ts';
-import type { Capability, ServiceContext } from '../service/types.ts';
+import { defineCapability, type ServiceContext } from '../core/index.ts';
 
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription' | 'unknown';
 /** `success`: no errors; `error`: executed with errors; `invalid`: refused before execution (parse, validation). */
@@ -36,7 +36,7 @@ export interface Metrics {
   observeLeaseToComplete(queue: string, seconds: number): void;
 }
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     metrics: Metrics;
   }
@@ -88,8 +88,10 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-export const metrics: Capability = {
+export const metrics = defineCapability({
   name: 'metrics',
+  provides: ['metrics'],
+  requires: ['feed', 'realtime'],
   async init(ctx) {
     const registry = new Registry();
     const observer = createMetrics(ctx, registry);
@@ -104,9 +106,9 @@ export const metrics: Capability = {
       koa.body = body;
     });
   },
-};
+});
 
-function createMetrics(ctx: ServiceContext, registry: Registry) {
+function createMetrics(ctx: ServiceContext<'feed' | 'realtime'>, registry: Registry) {
   const httpRequests = new Counter({
     name: 'svc_http_requests_total', help: 'HTTP requests by method, matched route pattern and status.',
     labelNames: ['method', 'route', 'status'], registers: [registry],

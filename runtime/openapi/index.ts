@@ -11,13 +11,13 @@ import { dirname, join } from 'node:path';
 import { notFound } from '../http/errors.ts';
 import { home } from '../http/home.ts';
 import { PACKAGE_VERSION } from '../package.ts';
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
 import { createOpenApiDocument, type OpenApiDocument } from './document.ts';
 import { AUTH_PATHS, CORE_PATHS, DATA_PATHS, JOB_PATHS } from './paths.ts';
 
 export type { OpenApiDocument, PathsContribution, Operation, Schema } from './document.ts';
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     openapi: OpenApiDocument;
   }
@@ -47,8 +47,10 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-export const openapi: Capability = {
+export const openapi = defineCapability({
   name: 'openapi',
+  provides: ['openapi'],
+  requires: [],
   async init(ctx) {
     const document = createOpenApiDocument();
     document.add(CORE_PATHS);
@@ -77,4 +79,4 @@ export const openapi: Capability = {
       koa.body = body;
     });
   },
-};
+});

@@ -5,7 +5,7 @@
  * routes. Provides `ctx.services.projections`.
  */
 import { fileURLToPath } from 'node:url';
-import type { Capability, ServiceContext } from '../service/types.ts';
+import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { preparesStatements, untimed } from '../db/index.ts';
 import { planProjections, readCatalog } from './plan.ts';
 import { projectionTableName } from './names.ts';
@@ -24,14 +24,16 @@ export type {
   TableProjection, ProjectedColumn,
 } from './types.ts';
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     projections: ProjectionService;
   }
 }
 
-export const projections: Capability = {
+export const projections = defineCapability({
   name: 'projections',
+  provides: ['projections'],
+  requires: ['feed', 'auth', 'events', 'audit'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     validateCustoms(ctx);
@@ -52,10 +54,10 @@ export const projections: Capability = {
       },
     };
   },
-};
+});
 
 /** Builds the plan and aligns the tables, under a lock: instances may start together. */
-async function prepare(ctx: ServiceContext): Promise<TableProjection[]> {
+async function prepare(ctx: ServiceContext<never>): Promise<TableProjection[]> {
   const names = ctx.ir.models.flatMap((m) => [m.table, projectionTableName(m.table)]);
   return ctx.db.tx('svc-projections-prepare', async (t) => {
     await untimed(t); // DDL, and the wait for an instance that rebuilds
@@ -67,7 +69,7 @@ async function prepare(ctx: ServiceContext): Promise<TableProjection[]> {
   });
 }
 
-async function synchronise(ctx: ServiceContext, tables: readonly TableProjection[]): Promise<void> {
+async function synchronise(ctx: ServiceContext<never>, tables: readonly TableProjection[]): Promise<void> {
   const started = performance.now();
   await ctx.db.tx('svc-projections-sync', async (t) => {
     await untimed(t); // every row of every model
@@ -82,7 +84,7 @@ async function synchronise(ctx: ServiceContext, tables: readonly TableProjection
   ctx.log.debug({ projections: tables.length, ms: Math.round(performance.now() - started) }, 'projections synchronised');
 }
 
-function validateCustoms(ctx: ServiceContext): void {
+function validateCustoms(ctx: ServiceContext<never>): void {
   const names = new Set(ctx.ir.models.map((m) => projectionTableName(m.table)));
   for (const custom of ctx.projections) {
     if (!ctx.ir.models.some((m) => m.name === custom.sourceModel)) {

@@ -3,42 +3,9 @@
  * plus custom projections an operator defines in resolver code.
  */
 import type { Tx } from '../db/index.ts';
+import type { ProjectionDefinition } from '../core/definition.ts';
 
-/** One model change as a projection sees it. */
-export interface ProjectionEvent {
-  readonly eventId: string;
-  /** `Created`, `Updated`, `Deleted`, `Restored`, `HardDeleted`. */
-  readonly eventType: string;
-  readonly model: string;
-  readonly recordId: string;
-  /** Per-record version; 0 when the event log did not keep the event (history `off`). */
-  readonly version: number;
-  /** The change as written by the records layer; null when the log did not keep it. */
-  readonly data: unknown;
-  readonly actorId: string | null;
-  readonly tenantId: string | null;
-  readonly occurredAt: string;
-  /** True while a rebuild replays the log, false for a live change. */
-  readonly replay: boolean;
-}
-
-export interface ProjectionDefinition {
-  readonly kind: 'projection';
-  /** Unique among projections; shown by GET /projections. */
-  readonly name: string;
-  /** The model (schema name) whose changes the projection follows. */
-  readonly sourceModel: string;
-  /**
-   * True when `reset` and `apply` touch the database only through `tx`, so a
-   * rebuild can run in the one shared transaction and roll back as a whole.
-   * False: POST /projections/rebuild answers 409 PROJECTION_REBUILD_UNSUPPORTED.
-   */
-  readonly transactionalRebuild: boolean;
-  /** Applies one change; live changes run once per change across all instances. */
-  apply(event: ProjectionEvent, tx: Tx): void | Promise<void>;
-  /** Clears the projection's own state before a rebuild replays the log. */
-  reset?(tx: Tx): void | Promise<void>;
-}
+export type { ProjectionDefinition, ProjectionEvent } from '../core/definition.ts';
 
 export type ProjectionInput = Omit<ProjectionDefinition, 'kind' | 'transactionalRebuild'> & {
   readonly transactionalRebuild?: boolean;

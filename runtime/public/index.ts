@@ -6,7 +6,7 @@
  * No other method is routed here (405 from the router), and the rate limiter
  * applies as to any path.
  */
-import type { Capability, ServiceContext } from '../service/types.ts';
+import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { notFound } from '../http/errors.ts';
 import { untimed } from '../db/index.ts';
 import { PROJECTIONS_LOCK_KEY } from '../projections/rebuild.ts';
@@ -16,7 +16,9 @@ import { pgIdentifier } from '../projections/names.ts';
 
 export { clampLimit } from './query.ts';
 
-export const publicRead: Capability = {
+export const publicRead = defineCapability({
+  provides: [],
+  requires: ['projections'],
   name: 'public',
   async init(ctx) {
     const models = planModels(ctx);
@@ -34,14 +36,14 @@ export const publicRead: Capability = {
       koa.body = { items: await ctx.readDb.manyOrNone(publicSql(model, columns), values) };
     });
   },
-};
+});
 
 /**
  * In development, a 404 for a model whose schema declares publicRead but that
  * SVC_PUBLIC_READ_MODELS does not list says why (once per model); the
  * response stays the specification's 404, so nothing leaks to the client.
  */
-function notListedHint(ctx: ServiceContext): (name: string) => void {
+function notListedHint(ctx: ServiceContext<never>): (name: string) => void {
   const declared = new Set(ctx.ir.models.filter((m) => m.publicRead && !ctx.config.publicRead.models.has(m.name)).map((m) => m.name));
   if (ctx.config.env === 'production') declared.clear();
   return (name) => {
@@ -53,7 +55,7 @@ function notListedHint(ctx: ServiceContext): (name: string) => void {
   };
 }
 
-function planModels(ctx: ServiceContext): Map<string, PublicModel> {
+function planModels(ctx: ServiceContext<'projections'>): Map<string, PublicModel> {
   const config = ctx.config.publicRead;
   const known = new Set(ctx.ir.models.map((m) => m.name));
   const unknown = [...config.models].filter((name) => !known.has(name));
@@ -70,7 +72,7 @@ function planModels(ctx: ServiceContext): Map<string, PublicModel> {
 }
 
 /** Filter columns get an index on the projection table, so a filtered read stays an index scan. */
-async function indexFilterColumns(ctx: ServiceContext, models: PublicModel[]): Promise<void> {
+async function indexFilterColumns(ctx: ServiceContext<never>, models: PublicModel[]): Promise<void> {
   const wanted = models.flatMap((m) => [...new Set([...m.filters.values(), ...m.fixed.keys()])]
     .filter((column) => column !== 'id')
     .map((column) => ({ table: m.projection.table, column })));

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { newId } from '../ids.ts';
-import type { Capability, ServiceContext } from '../service/types.ts';
+import { defineCapability, type ServiceContext } from '../core/index.ts';
 import type { RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
 import { watchRevocations } from './revocation.ts';
@@ -20,8 +20,10 @@ export { REALTIME_PATH } from './server.ts';
 /** An instance silent for this many heartbeats is dead. */
 const HEARTBEATS_TO_EXPIRE = 3;
 
-export const realtime: Capability = {
+export const realtime = defineCapability({
   name: 'realtime',
+  provides: ['realtime'],
+  requires: ['auth'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const config = ctx.config.realtime;
@@ -30,8 +32,8 @@ export const realtime: Capability = {
     const tier = new RealtimeTier(instanceId, await transportOf(ctx), presence, ctx.log);
     await tier.start();
     ctx.services.realtime = tier;
-    // Resolved per use: the auth capability may have replaced the authenticator.
-    const auth = () => ctx.services.auth;
+    const { auth: authenticator } = ctx.services;
+    const auth = () => authenticator;
     const server = createRealtimeServer(tier, config, auth, ctx.log);
     ctx.onUpgrade(REALTIME_PATH, server.upgrade);
     const unwatch = await watchRevocations(ctx.notifier, tier.hub.sessions, auth, ctx.log);
@@ -46,13 +48,13 @@ export const realtime: Capability = {
       },
     };
   },
-};
+});
 
 /**
  * Redis when SVC_BUS_URL is set, else Postgres NOTIFY (outside any write
  * transaction). The Redis client is imported only when configured (start time).
  */
-async function transportOf(ctx: ServiceContext): Promise<Transport> {
+async function transportOf(ctx: ServiceContext<never>): Promise<Transport> {
   const { busUrl } = ctx.config.realtime;
   if (busUrl === null) return createPgTransport(ctx.db, ctx.notifier, ctx.log);
   const tier = ctx.config.databaseUrl === null ? `embedded:${ctx.root}` : tierOf(ctx.config.databaseUrl);
@@ -66,7 +68,7 @@ function tierOf(databaseUrl: string): string {
   return `${url.hostname}:${url.port || '5432'}${url.pathname}`;
 }
 
-function startTimers(ctx: ServiceContext, tier: RealtimeTier, server: RealtimeServer, config: RealtimeConfig) {
+function startTimers(ctx: ServiceContext<never>, tier: RealtimeTier, server: RealtimeServer, config: RealtimeConfig) {
   let beating = false;
   const heartbeat = setInterval(() => {
     if (beating) return; // a slow database must not pile up heartbeats

@@ -9,7 +9,7 @@ import { bearerToken, InvalidTokenError, SESSION_CLOSE, tokenExpiresAt, type Aut
 import { resolveScope, type TenantScope } from '../tenancy/index.ts';
 import { codeOfStatus } from '../http/errors.ts';
 import type { Logger } from '../log/index.ts';
-import type { UpgradeHandler } from '../service/types.ts';
+import type { UpgradeHandler } from '../core/index.ts';
 import type { RealtimeConfig } from './config.ts';
 import { onClose, onFrame } from './ops.ts';
 import { Session } from './session.ts';

@@ -16,7 +16,7 @@ export interface RealtimeBus {
 
 export type ChannelGuard = Parameters<RealtimeBus['guardChannels']>[1];
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     realtime: RealtimeBus;
   }

@@ -8,7 +8,7 @@ import { anyRows, statementName, type Db, type Tx } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { ResolverTable } from '../service/types.ts';
+import type { ResolverTable } from '../core/index.ts';
 import { assertAllowed, type Caller } from './access.ts';
 import { invalid } from './errors.ts';
 import { compileModels, type ModelInfo } from './model.ts';

@@ -2,21 +2,23 @@
  * The records capability: provides `ctx.services.records`, the model-generic,
  * event-sourced data API (served over HTTP by the graphql capability).
  */
-import type { Capability } from '../service/types.ts';
+import { defineCapability } from '../core/index.ts';
 import { createRecordService, type RecordService } from './service.ts';
 
-declare module '../service/types.ts' {
+declare module '../core/capability.ts' {
   interface Services {
     records: RecordService;
   }
 }
 
-export const records: Capability = {
+export const records = defineCapability({
   name: 'records',
+  provides: ['records'],
+  requires: ['events', 'audit'],
   async init(ctx) {
     ctx.services.records = createRecordService(ctx);
   },
-};
+});
 
 export { createRecordService, type RecordService, type RecordEvent } from './service.ts';
 export { allows, ruleOf, type Caller } from './access.ts';

@@ -3,7 +3,7 @@
  * control and tenant scoping on every call. The GraphQL layer is a thin
  * client of it; other capabilities may use it through `ctx.services.records`.
  */
-import type { ServiceContext } from '../service/types.ts';
+import type { ServiceContext } from '../core/index.ts';
 import type { Caller } from './access.ts';
 import { createDeps, type RecordsDeps } from './deps.ts';
 import type { Row } from './include.ts';
@@ -60,7 +60,7 @@ async function checked<T>(args: object, run: () => Promise<T>, dataFieldsBare = 
   return run();
 }
 
-export function createRecordService(ctx: ServiceContext): RecordService {
+export function createRecordService(ctx: ServiceContext<'events' | 'audit'>): RecordService {
   const deps = createDeps({
     ir: ctx.ir, access: ctx.access, db: ctx.db, readDb: ctx.readDb, events: ctx.services.events, audit: ctx.services.audit,
     resolvers: ctx.resolvers, log: ctx.log,

@@ -5,7 +5,7 @@
  * one record, so no event is lost and no version repeats.
  */
 import { newId } from '../ids.ts';
-import type { HookContext, ModelHooks } from '../service/types.ts';
+import type { HookContext, ModelHooks } from '../core/index.ts';
 import type { Caller } from './access.ts';
 import type { RecordsDeps, Runner } from './deps.ts';
 import { fromDatabaseError, invalid, notFound, RecordError } from './errors.ts';

@@ -1,18 +1,16 @@
 /**
- * The runtime's capabilities in initialisation order, and the edge middleware
- * run before routing. A capability may use the services of those before it.
- * `audit` comes before every capability that writes audit entries (auth, jobs,
- * records, projections) and before their routes (its denied-attempts middleware).
- * `actions` needs records (its write trigger), jobs and feed.
- * `workflows` comes after records (it registers a write trigger) and jobs (its engine).
+ * The runtime's capabilities and the edge middleware run before routing. Each
+ * capability declares what it provides and requires; start orders them from
+ * those declarations (order.ts). This list only breaks ties: among
+ * capabilities free to start, the earlier listed starts first.
  */
 import type Koa from 'koa';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Capability } from './types.ts';
-import { core } from '../core/index.ts';
+import { core } from './probes.ts';
 import { events } from '../events/index.ts';
-import { audit } from '../audit/index.ts';
+import { audit, auditRoutes } from '../audit/index.ts';
 import { feed } from '../feed/index.ts';
 import { auth } from '../auth/index.ts';
 import { corsEdge, rateLimitEdge } from '../edge/index.ts';
@@ -35,8 +33,6 @@ export type EdgeFactory = (config: Config, log: Logger) => Koa.Middleware | null
 // CORS first, so that a 429 still carries the headers a browser needs to read it.
 export const EDGE: readonly EdgeFactory[] = [corsEdge, rateLimitEdge];
 
-// metrics and openapi early: later capabilities report into ctx.services.metrics and
-// document their routes with ctx.services.openapi.add().
 export const CAPABILITIES: readonly Capability[] = [
-  events, feed, core, metrics, openapi, audit, auth, realtime, jobs, media, records, actions, workflows, graphql, projections, publicRead, diagnostics,
+  events, feed, core, metrics, openapi, audit, auth, auditRoutes, realtime, jobs, media, records, actions, workflows, graphql, projections, publicRead, diagnostics,
 ];

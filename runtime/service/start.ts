@@ -13,10 +13,11 @@ import { openServiceDatabase, migrate, type Database, type MigrationSet } from '
 import { createApp, type ErrorObserver, type RequestObserver } from '../http/app.ts';
 import { drainServer } from '../http/drain.ts';
 import { fromSnapshot } from '../ir/snapshot.ts';
-import { createEventStore } from '../events/index.ts';
-import { TokenSigner } from '../auth/index.ts';
+import type {
+  Capability, CapabilityHandle, ServiceBase, ServiceContext, ServiceDefinition, ServiceName, Services, UpgradeHandler,
+} from '../core/index.ts';
 import { CAPABILITIES, EDGE } from './capabilities.ts';
-import type { CapabilityHandle, ServiceContext, ServiceDefinition, Services, UpgradeHandler } from './types.ts';
+import { orderCapabilities } from './order.ts';
 
 export interface StartOptions {
   readonly env?: Env;
@@ -136,13 +137,17 @@ export async function mountService(definition: ServiceDefinition, options: Mount
     handles.length = 0;
   };
   try {
+    const ordered = orderCapabilities(CAPABILITIES);
     const applied = await migrate(database.direct, migrationSets(root));
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
-    const { ctx, app, upgrades } = assemble(definition, config, log, root, database, server);
-    for (const capability of CAPABILITIES) {
-      const handle = await capability.init(ctx);
+    const { base, app, upgrades } = assemble(definition, config, log, root, database, server);
+    const services: Partial<Services> = {};
+    for (const capability of ordered) {
+      const handle = await initCapability(capability, base, services);
       if (handle) handles.push(handle);
     }
+    assertProvided(services, CAPABILITIES.flatMap((c) => c.provides), 'the service');
+    const ctx: ServiceContext = { ...base, services };
     const upgrade: UpgradeHandler = (request, socket, head) => {
       const path = new URL(request.url ?? '/', 'http://localhost').pathname;
       const handler = upgrades.get(path);
@@ -182,24 +187,41 @@ function assemble(definition: ServiceDefinition, config: Config, log: Logger, ro
     log, maxBodyBytes: config.maxBodyBytes, edge: EDGE.map((m) => m(config, log)), observers, errorObservers,
   });
   const upgrades = new Map<string, UpgradeHandler>();
-  const tokens = new TokenSigner(config.auth.jwtSecret, config.auth.accessTokenTtlSecs);
-  // Later capabilities add their services during init (see CAPABILITIES order).
-  const services = {
-    events: createEventStore(database.db, {
-      ...config.history, models: new Set(ir.models.map((model) => model.name)),
-    }),
-    tokens,
-    auth: { authenticate: (token: string) => tokens.verify(token) },
-  } as Services;
-  const ctx: ServiceContext = {
+  const base: ServiceBase = {
     config, ir, access: definition.access, resolvers: definition.resolvers, projections: definition.projections ?? [], root, migrations: migrationSets(root),
     db: database.db, directDb: database.direct, readDb: database.read, pgp: database.pgp, dbKind: database.kind, notifier: database.notifier,
-    log, router, server, services,
+    log, router, server,
     onUpgrade: (path, handler) => void upgrades.set(path, handler),
     observeRequests: (observer) => void observers.push(observer),
     observeErrors: (observer) => void errorObservers.push(observer),
   };
-  return { ctx, app, upgrades };
+  return { base, app, upgrades };
+}
+
+/**
+ * Runs one capability's init with the services it requires (started before it,
+ * by the order), its optional ones that exist, and nothing else; then takes
+ * the services it declared it provides.
+ */
+async function initCapability(capability: Capability, base: ServiceBase, registry: Partial<Services>): Promise<CapabilityHandle | void> {
+  const services: Partial<Services> = {};
+  for (const name of [...capability.requires, ...(capability.optional ?? [])]) {
+    if (registry[name] !== undefined) Object.assign(services, { [name]: registry[name] });
+  }
+  assertProvided(services, capability.requires, `capability ${capability.name} requires`);
+  const handle = await capability.init({ ...base, services });
+  assertProvided(services, capability.provides, `capability ${capability.name} declares it provides`);
+  for (const name of capability.provides) Object.assign(registry, { [name]: services[name] });
+  return handle;
+}
+
+/**
+ * Checks that `services` holds each of `names`. `init` is typed to read only
+ * what its capability declared, so from here the object stands for all of them.
+ */
+function assertProvided(services: Partial<Services>, names: readonly ServiceName[], what: string): asserts services is Services {
+  const missing = names.filter((name) => services[name] === undefined);
+  if (missing.length > 0) throw new Error(`${what} ${missing.join(', ')}, which is not there`);
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {

@@ -7,7 +7,7 @@
  * A scope is a tenant or the global scope (tenant null). No request spans scopes.
  */
 import type Koa from 'koa';
-import type { Principal } from '../auth/tokens.ts';
+import type { Principal } from '../core/index.ts';
 import { forbidden } from '../http/errors.ts';
 
 /** Anything that binds a value and returns its placeholder (records' Params, a CTE builder...). */

@@ -12,7 +12,7 @@ import { AutomationDepth } from '../automation/index.ts';
 import type { Db } from '../db/index.ts';
 import { newId } from '../ids.ts';
 import type { TenantScope } from '../tenancy/index.ts';
-import type { Capability, ServiceContext } from '../service/types.ts';
+import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { awaitsConsumer } from './awaits.ts';
 import { WORKFLOW_PATHS } from './openapi.ts';
 import { mayUse, mountWorkflowRoutes } from './routes.ts';
@@ -33,19 +33,21 @@ async function mayFollowRun(db: Db, principal: Pick<Principal, 'role'>, scope: T
   return run !== null && mayUse(principal, run.definition);
 }
 
-function guardRunChannels(ctx: ServiceContext): void {
+function guardRunChannels(ctx: ServiceContext<'realtime'>): void {
   ctx.services.realtime?.guardChannels('workflow:', (principal, scope, channel) =>
     mayFollowRun(ctx.db, principal, scope, channel.slice('workflow:'.length)));
 }
 
 /** A run's transitions (GraphQL recordHistory, model `WorkflowRun`): for whoever may follow the run. */
-function registerRunStream(ctx: ServiceContext): void {
+function registerRunStream(ctx: ServiceContext<'streams'>): void {
   ctx.services.streams.register(RUN_STREAM, async ({ principal, scope }, id) =>
     principal !== null && mayFollowRun(ctx.db, principal, scope, id));
 }
 
-export const workflows: Capability = {
+export const workflows = defineCapability({
   name: 'workflows',
+  provides: [],
+  requires: ['realtime', 'streams', 'jobs', 'records', 'events', 'audit', 'openapi', 'auth', 'feed'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const { config, services } = ctx;
@@ -82,4 +84,4 @@ export const workflows: Capability = {
       },
     };
   },
-};
+});

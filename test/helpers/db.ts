@@ -1,6 +1,6 @@
 /**
  * Real Postgres for tests: every test file gets its own database, created on
- * the local server and dropped afterwards.
+ * the local server (empty, or a clone of a fixture's template) and dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -13,7 +13,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One admin connection for `work`, closed afterwards. */
+export async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
@@ -23,14 +24,40 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Names carry their creation time, so a cleanup never drops a database a running test uses. */
-export async function createTestDatabase(prefix = 'svc_t'): Promise<TestDatabase> {
-  const name = `${prefix}_${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
-  await admin((c) => c.query(`create database "${name}"`));
+export function databaseUrl(name: string): string {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * Runs `work` on an admin connection holding a session advisory lock named
+ * `name` (test processes run in parallel): `shared` locks exclude only an
+ * exclusive holder. The lock goes with the connection.
+ */
+export function withAdvisoryLock<T>(name: string, work: (client: pg.Client) => Promise<T>, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<T> {
+  const lock = mode === 'shared' ? 'pg_advisory_lock_shared' : 'pg_advisory_lock';
+  return admin(async (c) => {
+    await c.query(`select ${lock}(hashtextextended($1, 0))`, [name]);
+    return work(c);
+  });
+}
+
+export interface TestDatabaseOptions {
+  /**
+   * A database for a service of this fixture: a clone of its template, every
+   * migration already applied (test/helpers/template.ts). Empty when unset.
+   */
+  readonly fixture?: string;
+}
+
+/** Names carry their creation time, so a cleanup never drops a database a running test uses. */
+export async function createTestDatabase(prefix = 'svc_t', options: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  const name = `${prefix}_${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
+  if (options.fixture === undefined) await admin((c) => c.query(`create database "${name}"`));
+  else await (await import('./template.ts')).cloneTemplate(options.fixture, name);
   return {
-    url: url.toString(),
+    url: databaseUrl(name),
     name,
     drop: () => admin(async (c) => {
       await c.query(`drop database if exists "${name}" with (force)`);

@@ -1,45 +1,25 @@
 /**
- * Start a real server for a test: build a fixture into a temp folder, give it
- * its own database on the local Postgres, listen on a free port.
+ * Start a real server for a test: a fixture's build (cached across test
+ * processes, test/helpers/fixtures.ts), its own database on the local Postgres
+ * cloned from the fixture's migrated template (template.ts), a free port.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from '../../generator/index.ts';
 import { defineService, startService, type RunningService } from '../../runtime/service/index.ts';
 import { TokenSigner, type Principal } from '../../runtime/auth/index.ts';
 import type { Role } from '../../runtime/ir/types.ts';
 import type { Logger } from '../../runtime/log/index.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { buildFixture, DEFAULT_FIXTURE } from './fixtures.ts';
 import { startPgbouncer, type Pgbouncer } from './pgbouncer.ts';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
 import type { Db } from '../../runtime/db/index.ts';
 
+export { buildFixture, REPO_ROOT } from './fixtures.ts';
+
 export const TEST_JWT_SECRET = 'test-secret-of-sufficient-length-0123456789';
-export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
-
-const built = new Map<string, Promise<string>>();
-
-/**
- * Builds a schema once per test process; returns the output folder. `fixture`
- * is a folder name under fixtures/ or a path to a schema.ts file.
- */
-export function buildFixture(fixture: string): Promise<string> {
-  let out = built.get(fixture);
-  if (!out) {
-    out = (async () => {
-      const schemaPath = fixture.endsWith('.ts') ? resolve(fixture) : join(REPO_ROOT, 'fixtures', fixture, 'schema.ts');
-      const outDir = mkdtempSync(join(tmpdir(), 'svc-build-'));
-      const result = await build({ schemaPath, outDir });
-      if (!('written' in result)) throw new Error(`fixture ${fixture} failed to build: ${JSON.stringify(result)}`);
-      return outDir;
-    })();
-    built.set(fixture, out);
-  }
-  return out;
-}
 
 export interface TestService extends RunningService {
   readonly database: TestDatabase;
@@ -109,8 +89,9 @@ async function poolerEnv(url: string): Promise<Record<string, string>> {
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const dir = await buildFixture(options.fixture ?? 'small');
-  const database = options.database ?? (await createTestDatabase());
+  const fixture = options.fixture ?? DEFAULT_FIXTURE;
+  const dir = await buildFixture(fixture);
+  const database = options.database ?? (await createTestDatabase('svc_t', { fixture }));
   const env = {
     DATABASE_URL: database.url,
     ...(await poolerEnv(database.url)),
