@@ -11,7 +11,7 @@ export const RESTORE = 'mutation($model: String!, $id: ID!) { restore(model: $mo
 export const HARD_DELETE = 'mutation($model: String!, $id: ID!) { hardDelete(model: $model, id: $id) }';
 
 export async function startAuditService(options: TestServiceOptions = {}): Promise<TestService> {
-  const database = options.database ?? (await createTestDatabase('svc_aud'));
+  const database = options.database ?? (await createTestDatabase('svc_aud', { fixture: options.fixture ?? 'crm' }));
   const service = await startTestService({
     fixture: 'crm', ...options, database, env: { RATE_LIMIT_RPS: '1000000', ...options.env },
   });

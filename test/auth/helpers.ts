@@ -1,6 +1,7 @@
 /** Small HTTP helpers for the auth and edge tests (real fetch against a real server). */
 import bcrypt from 'bcryptjs';
 import { createTestDatabase } from '../helpers/db.ts';
+import { DEFAULT_FIXTURE } from '../helpers/fixtures.ts';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.ts';
 
 export interface Reply {
@@ -58,11 +59,11 @@ export async function createAndLogin(svc: TestService, email: string, password: 
  * database when any test run starts, which kills a run already in progress
  * when several people test on one machine.
  */
-export const ownDatabase = () => createTestDatabase('svc_auth');
+export const ownDatabase = (fixture?: string) => createTestDatabase('svc_auth', { fixture });
 
 /** startTestService on an own-prefix database, dropped by close(). */
 export async function startOwnService(options: TestServiceOptions = {}): Promise<TestService> {
-  const database = await ownDatabase();
+  const database = await ownDatabase(options.fixture ?? DEFAULT_FIXTURE);
   const svc = await startTestService({ ...options, database });
   return { ...svc, close: async () => { await svc.close(); await database.drop(); } };
 }

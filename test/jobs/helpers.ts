@@ -4,6 +4,7 @@
  */
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { DEFAULT_FIXTURE } from '../helpers/fixtures.ts';
 import type { Role } from '../../runtime/ir/types.ts';
 
 /**
@@ -11,12 +12,12 @@ import type { Role } from '../../runtime/ir/types.ts';
  * database, which would pull the floor from under a run of ours in parallel
  * with another engineer's.
  */
-export const createJobsDatabase = () => createTestDatabase('svcjobs');
+export const createJobsDatabase = (fixture?: string) => createTestDatabase('svcjobs', { fixture });
 
 /** startTestService on its own database, dropped by close(). */
 export async function startJobsService(options: Omit<TestServiceOptions, 'database'> & { database?: TestDatabase } = {}) {
   const owned = options.database === undefined;
-  const database = options.database ?? (await createJobsDatabase());
+  const database = options.database ?? (await createJobsDatabase(options.fixture ?? DEFAULT_FIXTURE));
   // Workers make many requests from one address: the per-IP limiter (default 100/min) would throttle them.
   const env = { RATE_LIMIT_RPS: '10000000', ...options.env };
   const service = await startTestService({ ...options, env, database });

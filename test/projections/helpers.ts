@@ -25,7 +25,7 @@ export interface CatalogOptions {
 
 /** startTestService on the catalog fixture; with custom projections added to the definition. */
 export async function startCatalog(options: CatalogOptions = {}): Promise<TestService> {
-  const database = options.database ?? (await testDatabase());
+  const database = options.database ?? (await testDatabase(CATALOG));
   const owned = !options.database;
   if (!options.projections) {
     const svc = await startTestService({ fixture: CATALOG, env: options.env, database }).catch(async (error) => {
@@ -73,8 +73,8 @@ async function mintToken(ctx: ServiceContext, signer: TokenSigner, p: Partial<Pr
  * A database of our own. The prefix is not `svc_t_`: the global setup of any
  * vitest run drops every `svc_t_*` database, including those of runs in progress.
  */
-export function testDatabase(): Promise<TestDatabase> {
-  return createTestDatabase('svc_tp');
+export function testDatabase(fixture?: string): Promise<TestDatabase> {
+  return createTestDatabase('svc_tp', { fixture });
 }
 
 type Row = Record<string, unknown>;

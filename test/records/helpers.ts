@@ -50,7 +50,7 @@ export async function clientFor(service: TestService, as: As): Promise<Gql> {
  * rate limit is lifted.
  */
 export async function startRecordsService(options: TestServiceOptions = {}): Promise<TestService> {
-  const database = options.database ?? (await createTestDatabase('svc_rec'));
+  const database = options.database ?? (await createTestDatabase('svc_rec', { fixture: options.fixture ?? RECORDS_FIXTURE }));
   const service = await startTestService({ fixture: RECORDS_FIXTURE, ...options, database, env: { RATE_LIMIT_RPS: '1000000', ...options.env } });
   if (options.database) return service;
   return { ...service, close: async () => { await service.close(); await database.drop(); } };
