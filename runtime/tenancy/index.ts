@@ -2,22 +2,28 @@
  * The one tenant scope (CONTRACT section 8). Every path that touches tenant
  * data (records, jobs, media, audit, subscriptions, realtime, public read)
  * takes its scope from `resolveScope` and renders its predicate with
- * `scope.sql(...)`; no path writes `tenant_id = $n` by hand.
+ * `scope.predicate(alias)`, a SQL fragment (runtime/sql) marked as this
+ * scope's, so that `compile(statement, { scope })` refuses a statement that
+ * never rendered it; no path writes `tenant_id = $n` by hand.
  *
  * A scope is a tenant or the global scope (tenant null). No request spans scopes.
  */
 import type Koa from 'koa';
 import type { Principal } from '../core/index.ts';
 import { forbidden } from '../http/errors.ts';
+import { bind, sql, type Binder, type Sql } from '../sql/index.ts';
 
-/** Anything that binds a value and returns its placeholder (records' Params, a CTE builder...). */
-export interface Binder {
-  add(value: unknown, type?: any): string;
-}
+export { bindTo, type Binder } from '../sql/index.ts';
 
-/** A Binder over a pg-promise value array: `$n` placeholders in push order. */
-export function bindTo(values: unknown[]): Binder {
-  return { add: (value, type) => `$${values.push(value)}${type ? `::${type}` : ''}` };
+const TENANT_COLUMN = sql.ident('tenant_id');
+const aliased = new Map<string, Sql>();
+
+/** `alias."tenant_id"`, made once per alias (aliases are constants of the code). */
+function tenantColumn(alias: string | null): Sql {
+  if (alias === null) return TENANT_COLUMN;
+  let column = aliased.get(alias);
+  if (!column) aliased.set(alias, (column = sql`${sql.alias(alias)}.${TENANT_COLUMN}`));
+  return column;
 }
 
 export class TenantScope {
@@ -36,9 +42,24 @@ export class TenantScope {
     return this.tenantId === null;
   }
 
-  /** The predicate "this row lies in the scope", for `column` (default `t."tenant_id"`). */
+  /** The predicate "this row lies in the scope" for `alias`'s tenant column (null: the column unqualified). */
+  predicate(alias: string | null = 't'): Sql {
+    return this.over(tenantColumn(alias));
+  }
+
+  /** The scope's tenant as the value an insert writes to `tenant_id`. */
+  stamp(): Sql {
+    return sql.scoped(this, sql`${sql.value(this.tenantId, 'text')}`);
+  }
+
+  /** The predicate over any tenant-id expression `column`. */
+  over(column: Sql): Sql {
+    return sql.scoped(this, this.tenantId === null ? sql`${column} is null` : sql`${column} = ${sql.value(this.tenantId, 'text')}`);
+  }
+
+  /** The predicate as text through a string-style binder, for code not yet on fragments (jobs, public read). */
   sql(p: Binder, column = 't."tenant_id"'): string {
-    return this.tenantId === null ? `${column} is null` : `${column} = ${p.add(this.tenantId, 'text')}`;
+    return bind(this.over(sql.raw(column)), p);
   }
 
   /** True when a row stamped with `tenantId` lies in the scope (for in-memory filtering: feeds, channels). */
