@@ -14,7 +14,7 @@ import type Koa from 'koa';
 import { principalOf, type Authenticator, type Principal } from '../auth/index.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { tenantOfRequest, userActor } from '../audit/index.ts';
-import type { Db } from '../db/index.ts';
+import { afterCommit, type Db } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import type { ChangeFeed } from '../feed/index.ts';
 import { invalidField, notFound, SafeError } from '../http/errors.ts';
@@ -113,7 +113,8 @@ async function enqueue(
     tenantId: scope.tenantId, input: call.input, old: null,
     actor: { id: principal.userId, role: principal.role, tenantId: scope.tenantId }, depth: 0,
   };
-  const job = await deps.db.tx('svc-action-invoke', async (t) => {
+  return deps.db.tx('svc-action-invoke', async (t) => {
+    afterCommit(t, () => deps.events.committed());
     const [queued] = await deps.jobs().enqueueIn(t, [{
       queue: ACTIONS_QUEUE, kind: action.name, payload, idempotencyKey: scopedKey(principal, action.name, call.idempotencyKey),
     }], jobCallerOf(caller));
@@ -125,8 +126,6 @@ async function enqueue(
     }
     return queued;
   });
-  deps.events.committed();
-  return job;
 }
 
 /** The job once it ended, or as it stands when `seconds` pass first. */

@@ -14,8 +14,10 @@ import { createPgNotifier, type ClientClass, type Notifier } from './notify.ts';
 import { openEmbedded } from './embedded.ts';
 import { shrinkGradually } from './shrink.ts';
 import { isoUtc } from './time.ts';
+import { transactionEnded } from './after-commit.ts';
 
 export type { Notifier } from './notify.ts';
+export { afterCommit } from './after-commit.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
 export { migrate, migrationStatus, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
@@ -155,7 +157,8 @@ const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
 function createPgp(): IMain {
   // noWarnings: tests run several instances on one URL in one process, on purpose.
-  const pgp = pgPromise({ capSQL: true, noWarnings: true });
+  // transact: after-commit hooks (after-commit.ts).
+  const pgp = pgPromise({ capSQL: true, noWarnings: true, transact: transactionEnded });
   // timestamptz and timestamp as ISO 8601 UTC strings in the one response format (time.ts);
   // date as 'YYYY-MM-DD'. Never JS Dates: JSON-safe.
   for (const oid of [1114, 1184]) pgp.pg.types.setTypeParser(oid, isoUtc);

@@ -5,7 +5,7 @@
  * one record, so no event is lost and no version repeats.
  */
 import { newId } from '../ids.ts';
-import type { HookContext, ModelHooks } from '../core/index.ts';
+import type { HookContext, ModelHooks } from '../service/types.ts';
 import type { Caller } from './access.ts';
 import type { RecordsDeps, Runner } from './deps.ts';
 import { fromDatabaseError, invalid, notFound, RecordError } from './errors.ts';
@@ -14,7 +14,7 @@ import type { ModelInfo } from './model.ts';
 import { Params, toDbValue } from './sql.ts';
 import type { ValidData } from './validate.ts';
 import { compileWhere } from './where.ts';
-import type { Tx } from '../db/index.ts';
+import { afterCommit, type Tx } from '../db/index.ts';
 import type { CreatedCte } from '../events/index.ts';
 import { changesSql, CHANGES_COLUMN, createdEntry, keepsChanges, priorColumns, recordEntry } from './audit.ts';
 
@@ -30,13 +30,14 @@ export function hookContext(info: ModelInfo, caller: Caller, tx: Tx): HookContex
 
 /**
  * Runs `work` in a transaction; input-caused database errors become
- * VALIDATION_ERRORs. After the commit, wakes the local change feed.
+ * VALIDATION_ERRORs. Once it commits, wakes the local change feed.
  */
 export async function inTransaction<T>(deps: RecordsDeps, info: ModelInfo, work: (t: Tx) => Promise<T>): Promise<T> {
   try {
-    const result = await deps.db.tx(work);
-    deps.events.committed();
-    return result;
+    return await deps.db.tx((t) => {
+      afterCommit(t, () => deps.events.committed());
+      return work(t);
+    });
   } catch (error) {
     if (error instanceof RecordError) throw error;
     throw fromDatabaseError(error, info.fieldOfColumn) ?? error;

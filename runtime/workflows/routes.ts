@@ -11,7 +11,7 @@ import { conflict, forbidden, invalidField, notFound } from '../http/errors.ts';
 import { rejectTooDeep } from '../http/input.ts';
 import type { WorkflowDef } from '../ir/types.ts';
 import { requestScope } from '../tenancy/index.ts';
-import { startRun } from './start.ts';
+import { startRun, started } from './start.ts';
 import { isoUtcSql } from '../db/index.ts';
 import { listRuns, readRun, RUN_STATUSES, type RunState, type RunStatus } from './store.ts';
 import type { EngineDeps } from './types.ts';
@@ -108,12 +108,13 @@ export function mountWorkflowRoutes(router: Router, auth: Authenticator, deps: E
       throw conflict(`${workflow.name} starts on ${workflow.trigger.model}.${workflow.trigger.event} events, not by hand`);
     }
     const input = runInput(koa.request.body);
-    const runId = await deps.db.tx('svc-workflow-manual', (t) => startRun(t, deps, {
-      definition: workflow, tenantId: scope.tenantId, trigger: { kind: 'manual', input }, depth: 0,
-      actor: { id: principal.userId, role: principal.role, tenantId: principal.tenantId }, request: deps.audit.requestOf(koa),
-    }));
-    deps.events.committed();
-    deps.due(0);
+    const runId = await deps.db.tx('svc-workflow-manual', async (t) => {
+      started(t, deps);
+      return startRun(t, deps, {
+        definition: workflow, tenantId: scope.tenantId, trigger: { kind: 'manual', input }, depth: 0,
+        actor: { id: principal.userId, role: principal.role, tenantId: principal.tenantId }, request: deps.audit.requestOf(koa),
+      });
+    });
     koa.status = 202;
     koa.body = { runId };
   });

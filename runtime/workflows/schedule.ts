@@ -15,7 +15,7 @@
 import { Cron } from 'croner';
 import { isoUtcSql, type Db } from '../db/index.ts';
 import type { WorkflowDef } from '../ir/types.ts';
-import { startRun } from './start.ts';
+import { startRun, started } from './start.ts';
 import type { EngineDeps } from './types.ts';
 
 /** Longest sleep between looks at the rows (another instance may have changed them during a deploy). */
@@ -135,7 +135,6 @@ export class Scheduler {
 
   /** The compare-and-set: only the instance that moves the row from `tick` starts the run. */
   private async fire(workflow: Scheduled, tick: string, next: Date): Promise<void> {
-    let runId: string | null = null;
     await this.deps.db.tx('svc-workflow-schedule-fire', async (t) => {
       const won = await t.oneOrNone(
         `update svc_workflow_schedules set next_at = $3, last_fired_at = now(), updated_at = now()
@@ -143,13 +142,10 @@ export class Scheduler {
         [workflow.name, tick, next.toISOString()],
       );
       if (!won) return;
-      runId = await startRun(t, this.deps, {
+      const runId = await startRun(t, this.deps, {
         definition: workflow, tenantId: null, trigger: { kind: 'schedule', scheduledFor: tick }, actor: null, depth: 0, scheduledFor: tick,
       });
+      if (runId) started(t, this.deps);
     });
-    if (runId) {
-      this.deps.events.committed();
-      this.deps.due(0);
-    }
   }
 }

@@ -7,7 +7,7 @@
  */
 import { newId } from '../ids.ts';
 import { SYSTEM_ACTOR, type AuditActor, type AuditRequest } from '../audit/index.ts';
-import type { Tx } from '../db/index.ts';
+import { afterCommit, type Tx } from '../db/index.ts';
 import type { WorkflowDef } from '../ir/types.ts';
 import { insertRun, type RunActor, type TriggerData } from './store.ts';
 import { ADVANCE_KIND, ADVANCE_MAX_ATTEMPTS, ADVANCE_QUEUE, RUN_ENTITY, RUN_STREAM, type AdvancePayload, type EngineDeps } from './types.ts';
@@ -48,6 +48,14 @@ export async function startRun(t: Tx, deps: Pick<EngineDeps, 'jobs' | 'events' |
     changes: { workflow: start.definition.name, trigger: start.trigger.kind, status: 'running' }, request: start.request ?? null,
   });
   return id;
+}
+
+/** Once `t` commits with a run started in it: wakes the local feed reader and runners. */
+export function started(t: Tx, deps: Pick<EngineDeps, 'events' | 'due'>): void {
+  afterCommit(t, () => {
+    deps.events.committed();
+    deps.due(0);
+  });
 }
 
 /**
