@@ -7,6 +7,9 @@ import { Node, type Expression, type ObjectLiteralExpression, type SourceFile } 
 import { diagnostic, type Diagnostic, type SourceLocation } from '../diagnostics.ts';
 import type { RawAccessEntry, RawAccessValue, RawModelOptions, RawValue } from './facts.ts';
 import { readValue } from './value.ts';
+import { unwrap } from './unwrap.ts';
+
+export { unwrap } from './unwrap.ts';
 
 interface Ctx {
   readonly file: string;
@@ -122,12 +125,6 @@ function stringValue(node: Expression): string | null {
 }
 
 /** Looks through `x as const`, `x satisfies T` and parentheses. */
-export function unwrap(node: Expression): Expression {
-  if (Node.isAsExpression(node) || Node.isSatisfiesExpression(node) || Node.isParenthesizedExpression(node)) {
-    return unwrap(node.getExpression());
-  }
-  return node;
-}
 
 function at(ctx: Ctx, node: Node): SourceLocation {
   return { file: ctx.file, line: node.getStartLineNumber() };

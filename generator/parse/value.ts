@@ -8,7 +8,7 @@
 import { Node, SyntaxKind, type Expression, type ObjectLiteralExpression, type SourceFile } from 'ts-morph';
 import { diagnostic, type Diagnostic } from '../diagnostics.ts';
 import type { RawValue } from './facts.ts';
-import { unwrap } from './config.ts';
+import { unwrap } from './unwrap.ts';
 
 export function readValue(node: Expression, file: string, diagnostics: Diagnostic[]): RawValue | null {
   const expr = unwrap(node);

@@ -24,7 +24,7 @@ import {
   type WorkflowStep,
   type WorkflowTrigger,
 } from './automation.ts';
-import { asArray, asObject, asStrings, omitEmpty, ruleFromJson, ruleToJson, sameRule, typeFromJson, type Json, type JsonObject } from './snapshot.ts';
+import { asArray, asObject, asStrings, omitEmpty, ruleFromJson, ruleToJson, sameRule, typeFromJson, type Json, type JsonObject } from './snapshot-json.ts';
 import type { Literal, Role, SchemaIR } from './types.ts';
 
 type Automation = Pick<SchemaIR, 'actions' | 'bindings' | 'workflows'>;

@@ -12,7 +12,6 @@
  */
 import {
   OPERATIONS,
-  ROLES,
   type AccessRule,
   type EmbedDef,
   type EnumDef,
@@ -21,14 +20,17 @@ import {
   type Literal,
   type Model,
   type Operation,
-  type Role,
   type SchemaIR,
   type Validation,
 } from './types.ts';
 import { automationFromJson, automationToJson } from './snapshot-automation.ts';
+import {
+  asArray, asObject, asStrings, omitEmpty, ruleFromJson, ruleToJson, sameRule, typeFromJson, type Json, type JsonObject,
+} from './snapshot-json.ts';
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+export {
+  asArray, asObject, asStrings, omitEmpty, ruleFromJson, ruleToJson, sameRule, typeFromJson, type Json, type JsonObject,
+} from './snapshot-json.ts';
 
 /** Access when schema.ts says nothing; equal rules are omitted from the snapshot. */
 export const DEFAULT_ACCESS: Readonly<Record<Operation, AccessRule>> = deepFreeze({
@@ -83,25 +85,6 @@ function typeToJson(type: FieldType): JsonObject {
   return JSON.parse(JSON.stringify(type)) as JsonObject;
 }
 
-export function ruleToJson(rule: AccessRule): Json {
-  return rule.kind === 'roles' ? [...rule.roles] : rule.kind;
-}
-
-export function sameRule(a: AccessRule, b: AccessRule): boolean {
-  return JSON.stringify(ruleToJson(a)) === JSON.stringify(ruleToJson(b));
-}
-
-/** Drops null values and empty objects: the defaults fromSnapshot fills back. */
-export function omitEmpty(object: Record<string, Json | undefined>): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(object)) {
-    if (value === null || value === undefined) continue;
-    if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;
-    out[key] = value;
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------- from JSON
 
 export function fromSnapshot(json: unknown): SchemaIR {
@@ -151,23 +134,6 @@ function fieldFromJson(value: Json, enumValues: ReadonlyMap<string, string[]>): 
   return json.default === undefined ? field : { ...field, default: json.default as Literal };
 }
 
-export function typeFromJson(json: JsonObject, enumValues: ReadonlyMap<string, string[]>): FieldType {
-  if (json.kind === 'enum' && typeof json.enum === 'string') {
-    const values = enumValues.get(json.enum);
-    if (!values) throw new Error(`schema snapshot: unknown enum ${json.enum}`);
-    return { kind: 'enum', enum: json.enum, values };
-  }
-  return { ...json } as unknown as FieldType;
-}
-
-export function ruleFromJson(json: Json, where: string): AccessRule {
-  if (json === 'public' || json === 'authenticated') return { kind: json };
-  const roles = asStrings(json, where);
-  const unknown = roles.find((r) => !(ROLES as readonly string[]).includes(r));
-  if (unknown) throw new Error(`schema snapshot: unknown role ${unknown} in ${where}`);
-  return { kind: 'roles', roles: roles as Role[] };
-}
-
 // ---------------------------------------------------------------- helpers
 
 /** Sorted keys, 2-space indent, trailing newline: the on-disk form of every JSON file svc-gen writes. */
@@ -186,22 +152,6 @@ function sortKeys(value: unknown): unknown {
 
 function sortByName<T extends { readonly name: string }>(items: T[]): T[] {
   return items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-export function asObject(value: unknown, where: string): JsonObject {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`schema snapshot: ${where} must be an object`);
-  return value as JsonObject;
-}
-
-export function asArray(value: unknown, where: string): Json[] {
-  if (!Array.isArray(value)) throw new Error(`schema snapshot: ${where} must be an array`);
-  return value as Json[];
-}
-
-export function asStrings(value: unknown, where: string): string[] {
-  const list = asArray(value, where);
-  if (!list.every((v) => typeof v === 'string')) throw new Error(`schema snapshot: ${where} must be a list of strings`);
-  return list as string[];
 }
 
 function deepFreeze<T>(value: T): T {
