@@ -1,18 +1,18 @@
 /**
- * Retry backoff after a retryable failure of attempt number `attempts`:
- *
- *   delaySecs = max(1, floor(min(3600, 2^attempts) * jitter)),  jitter uniform in [0.5, 1)
- *
- * Exponential so a failing dependency is not hammered, capped at an hour, and
- * jittered so jobs that failed together do not retry together. The SQL in
- * ack.ts computes the same expression from the row's attempts.
+ * Retry backoff: the delay is the SQL function svc_job_backoff_secs
+ * (migrations/0003_backoff.sql), which every statement scheduling a retry
+ * calls; the application only draws the jitter. `retryDelaySecs` asks the
+ * database for a caller whose own statements do not compute the delay.
  */
-export const MAX_BACKOFF_SECS = 3600;
+import type { Db, Tx } from '../db/index.ts';
 
+/** The jitter factor, uniform in [0.5, 1): jobs that failed together do not retry together. */
 export function retryJitter(): number {
   return 0.5 + Math.random() * 0.5;
 }
 
-export function retryDelaySecs(attempts: number, jitter: number): number {
-  return Math.max(1, Math.floor(Math.min(MAX_BACKOFF_SECS, 2 ** attempts) * jitter));
+/** The backoff before attempt number `attempts` is retried, in seconds (svc_job_backoff_secs). */
+export async function retryDelaySecs(runner: Db | Tx, attempts: number): Promise<number> {
+  const row = await runner.one<{ secs: number }>('select svc_job_backoff_secs($1::int, $2::float8) as secs', [attempts, retryJitter()]);
+  return row.secs;
 }

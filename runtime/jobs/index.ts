@@ -9,8 +9,7 @@ import { preparesStatements } from '../db/index.ts';
 import { enqueueCte, enqueueInTx, enqueueJobs, enqueueOneInTx } from './enqueue.ts';
 import { badRequest } from '../http/errors.ts';
 import { authenticateWorker, heldJob } from './workers.ts';
-import { completeInTx, extendLease, failJob } from './ack.ts';
-import { leaseJobs } from './lease.ts';
+import { internalStatements } from './plane.ts';
 import { reclaimExpired, startReclaimer } from './reclaim.ts';
 import { mountAdminRoutes } from './routes/admin.ts';
 import { mountAppRoutes } from './routes/app.ts';
@@ -55,14 +54,8 @@ function createJobQueue(ctx: ServiceContext<'events' | 'audit'>): JobQueue {
     get: (id, scope) => getJob(db, id, scope),
     reclaim: () => reclaimExpired(db, events),
     enqueueOne: (t, input, caller, options) => enqueueOneInTx(t, logs, input, caller, options),
-    internal: {
-      async lease(queue, capacity, visibilitySecs, workerId) {
-        return leaseJobs(db, events, { queues: [queue], capacity, visibilitySecs, workerId, tenantId: null });
-      },
-      extend: async (id, leaseId, visibilitySecs) => (await extendLease(db, id, leaseId, visibilitySecs)) !== null,
-      completeIn: (t, id, leaseId, result) => completeInTx(t, events, id, leaseId, result),
-      fail: (id, leaseId, error) => failJob(db, events, id, leaseId, error, true),
-    },
+    // The worker plane's own statements, called in process (plane.ts).
+    internal: internalStatements(db, events, logs.prepared),
   };
 }
 

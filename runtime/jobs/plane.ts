@@ -1,27 +1,50 @@
 /**
- * The worker plane's hot statements (ADR 009): each call of a worker (lease,
- * heartbeat, progress, complete, fail) is ONE statement, one round trip,
- * atomic on its own: it looks the worker token up (revocation holds on the
- * very next request, as before: no cache), checks the lease, changes the job
- * and appends the job's event, in CTEs. Its one result row says which of
- * those held, so the route still answers 401, 403 or 409 exactly as the
- * step-by-step path (ack.ts, lease.ts, workers.ts) does; that path remains
- * for invalid input and for the rare lost version race (see `appendFrom`).
+ * The worker plane, one implementation (ADR 009, STYLE 21): each call of a
+ * worker (lease, heartbeat, progress, complete, fail) is ONE statement, one
+ * round trip, atomic on its own: it finds its caller, checks the lease,
+ * changes the job and appends the job's event, in CTEs. Its one result row
+ * says which of those held, so the route answers 401, 403 or 409 from it.
+ *
+ * Two callers run the same statements, differing only in their first CTE:
+ * a worker token (the routes: $1 is the token's SHA-256, looked up on every
+ * call, so a revocation holds on the very next request: no cache), and the
+ * runtime's own consumers in process (`InternalQueue`: $1 is a worker id,
+ * any queue, any tenant). Where a 400 must wait for a 401, 403 or 409, the
+ * route asks `check`, a read-only look at the token and the lease, instead
+ * of running the call step by step.
  *
  * The texts are fixed, so on a server they run as named prepared statements
  * (parsed and planned once per pooled connection); behind a transaction
  * pooler (SVC_DB_PREPARED off) and on PGlite they run unnamed, values still
- * bound server-side.
+ * bound server-side. A retry's delay is svc_job_backoff_secs (0003_backoff.sql).
  */
-import type { Db } from '../db/index.ts';
+import type { Db, Tx } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import { newId } from '../ids.ts';
-import type { CompleteItem, FailOutcome, LeaseLatency } from './ack.ts';
+import { retryJitter } from './backoff.ts';
 import { leasedAtMs, LEASE_ID, type LeasedJob, type LeasedRow } from './lease.ts';
 import type { WorkerIdentity } from './workers.ts';
 
-/** The worker token's row, found by the token's SHA-256 ($1 of every statement). */
-const WORKER = `select id, queues, tenant_id from svc_worker_tokens where token_hash = $1::text and not is_revoked`;
+export interface CompleteItem {
+  readonly id: string;
+  readonly leaseId: string;
+  readonly result: unknown;
+}
+
+/** How long a completed job was leased for (the database's clock at both ends). */
+export interface LeaseLatency {
+  readonly queue: string;
+  readonly seconds: number;
+}
+
+export type FailOutcome = { outcome: 'retry'; delaySecs: number } | { outcome: 'dead' };
+
+/** Who runs a statement: the row of `w`, its first CTE (none: the token is unknown or revoked). */
+const CALLERS = {
+  token: `select id, queues, tenant_id from svc_worker_tokens where token_hash = $1::text and not is_revoked`,
+  internal: `select $1::text as id, array['*']::text[] as queues, null::text as tenant_id`,
+} as const;
+type CallerKind = keyof typeof CALLERS;
 
 /** One result row whatever happened: `(values (1)) one left join <cte> on true`. */
 const ONE_ROW = `(values (1)) as one(x)`;
@@ -49,11 +72,19 @@ export interface CompleteOutcome {
 export type Extended = 'unauthorized' | null | { readonly tenantId: string | null };
 export type Failed = 'unauthorized' | null | FailOutcome;
 
+/** What `check` found: the token's worker (null: unknown or revoked) and whether the lease asked about is current. */
+export interface Checked {
+  readonly worker: WorkerIdentity | null;
+  readonly held: boolean;
+}
+
 export interface WorkerStatements {
   lease(tokenHash: string, call: LeaseCall): Promise<LeaseOutcome>;
   complete(tokenHash: string, items: readonly CompleteItem[]): Promise<CompleteOutcome>;
   extend(tokenHash: string, id: string, leaseId: string, visibilitySecs: number | null): Promise<Extended>;
-  fail(tokenHash: string, id: string, leaseId: string, error: string, retryable: boolean, jitter: number): Promise<Failed>;
+  fail(tokenHash: string, id: string, leaseId: string, error: string, retryable: boolean): Promise<Failed>;
+  /** Read-only: the token's worker and, given a job and lease, whether that lease is current. Changes nothing. */
+  check(tokenHash: string, lease: { readonly id: string; readonly leaseId: string } | null): Promise<Checked>;
 }
 
 export interface Built {
@@ -63,34 +94,39 @@ export interface Built {
   readonly fail: string;
 }
 
-/** The four texts; null when the history policy does not keep Job events (never with the built-in policies). */
-/** The statements' texts (exported for plan tests). */
-export function workerStatementTexts(events: EventStore): Built | null {
-  const leasedEvents = events.appendFrom('Job', 'numbered r', {
+/**
+ * The four statements' texts for a caller (exported for plan tests). When the
+ * history policy drops Job events (a schema model named Job under
+ * SVC_HISTORY_POLICY=off), they append none.
+ */
+export function workerStatementTexts(events: EventStore, caller: CallerKind = 'token'): Built {
+  const appended = (sql: string | null) => (sql === null ? '' : `, appended as (${sql})`);
+  const leasedEvents = appended(events.appendFrom('Job', 'numbered r', {
     id: '($5::text[])[r.n]', streamType: `'Job'`, streamId: 'r.id', eventType: `'JobLeased'`,
     data: `jsonb_build_object('workerId', r.worker_id, 'attempt', r.attempts)`, actorId: 'null', tenantId: 'r.tenant_id',
-  });
-  const completedEvents = events.appendFrom('Job', 'done d', {
+  }));
+  const completedEvents = appended(events.appendFrom('Job', 'done d', {
     id: 'd.event_id', streamType: `'Job'`, streamId: 'd.id', eventType: `'JobSucceeded'`,
     data: `jsonb_build_object('attempts', d.attempts)`, actorId: 'null', tenantId: 'd.tenant_id',
-  });
-  const failedEvents = events.appendFrom('Job', 'failed f', {
+  }));
+  const failedEvents = appended(events.appendFrom('Job', 'failed f', {
     id: '$7::text', streamType: `'Job'`, streamId: 'f.id',
     eventType: `case when f.status = 'queued' then 'JobRetryScheduled' else 'JobDead' end`,
     data: `case when f.status = 'queued'
              then jsonb_build_object('attempts', f.attempts, 'error', $5::text, 'delaySecs', f.delay_secs)
              else jsonb_build_object('attempts', f.attempts, 'error', $5::text) end`,
     actorId: 'null', tenantId: 'f.tenant_id',
-  });
-  if (!leasedEvents || !completedEvents || !failedEvents) return null;
+  }));
+  const w = CALLERS[caller];
   return {
     // $2 queues, $3 capacity, $4 visibility, $5 event ids (capacity of them).
-    // Per queue, a lateral index scan in (priority desc, id) order, as lease.ts. A token of
-    // any tenant and a tenant-bound one take separate branches (only one runs): written as
-    // one `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
+    // Per queue, a lateral index scan in (priority desc, id) order; `queue = any($2)` would
+    // instead sort every queued row of the queues on each lease. A caller of any tenant and
+    // a tenant-bound one take separate branches (only one runs): written as one
+    // `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
     // where the whole queue may match, and scans and sorts the table instead of the index.
     lease: `
-      with w as (${WORKER}),
+      with w as (${w}),
       allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> $2::text[]),
       picked as (
         select c.id from allowed a cross join unnest($2::text[]) as q(name)
@@ -121,14 +157,13 @@ export function workerStatementTexts(events: EventStore): Built | null {
          where j.id = any(array(select id from picked))
         returning j.id, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.lease_id, j.priority, j.tenant_id, j.worker_id
       ),
-      numbered as (select l.*, row_number() over () as n from leased l),
-      appended as (${leasedEvents})
+      numbered as (select l.*, row_number() over () as n from leased l)${leasedEvents}
       select (select queues from w) as worker_queues, (select id from w) as worker_id, (select tenant_id from w) as worker_tenant,
              l.id, l.queue, l.kind, l.payload, l.attempts, l.max_attempts, l.lease_id, l.priority
         from ${ONE_ROW} left join leased l on true`,
     // $2 ids, $3 lease ids, $4 results (JSON text), $5 event ids: parallel arrays.
     complete: `
-      with w as (${WORKER}),
+      with w as (${w}),
       done as (
         update svc_jobs j
            set status = 'succeeded', result = v.result::jsonb, error = null, lease_id = null, worker_id = null,
@@ -137,13 +172,12 @@ export function workerStatementTexts(events: EventStore): Built | null {
          where j.id = v.id and j.lease_id = v.lease_id and j.status = 'leased' and exists (select 1 from w)
         returning j.id, j.tenant_id, j.attempts, j.queue, v.lease_id, v.event_id,
                   (extract(epoch from clock_timestamp()) * 1000)::float8 as now_ms
-      ),
-      appended as (${completedEvents})
+      )${completedEvents}
       select (select count(*) from w)::int as worker, d.id, d.queue, d.lease_id, d.now_ms
         from ${ONE_ROW} left join done d on true`,
     // $2 id, $3 lease id, $4 visibility (null: the leased length).
     extend: `
-      with w as (${WORKER}),
+      with w as (${w}),
       extended as (
         update svc_jobs
            set lease_secs = coalesce($4::int, lease_secs), visible_at = now() + make_interval(secs => coalesce($4::int, lease_secs)),
@@ -152,25 +186,30 @@ export function workerStatementTexts(events: EventStore): Built | null {
         returning true as held, tenant_id
       )
       select (select count(*) from w)::int as worker, e.held, e.tenant_id from ${ONE_ROW} left join extended e on true`,
-    // $2 id, $3 lease id, $4 retryable, $5 error, $6 jitter in [0.5, 1), $7 event id. Backoff as ack.ts.
+    // $2 id, $3 lease id, $4 retryable, $5 error, $6 jitter in [0.5, 1), $7 event id.
     fail: `
-      with w as (${WORKER}),
+      with w as (${w}),
       failed as (
         update svc_jobs
            set status = case when $4::boolean and attempts < max_attempts then 'queued' else 'dead' end,
                visible_at = case when $4::boolean and attempts < max_attempts
-                 then now() + make_interval(secs => greatest(1, floor(least(3600, power(2, attempts)) * $6::float8))::int)
+                 then now() + make_interval(secs => svc_job_backoff_secs(attempts, $6::float8))
                  else now() end,
                error = $5::text, lease_id = null, worker_id = null, updated_at = now()
          where id = $2::text and lease_id = $3::text and status = 'leased' and exists (select 1 from w)
-        returning id, status, attempts, tenant_id, greatest(1, floor(least(3600, power(2, attempts)) * $6::float8))::int as delay_secs
-      ),
-      appended as (${failedEvents})
+        returning id, status, attempts, tenant_id, svc_job_backoff_secs(attempts, $6::float8) as delay_secs
+      )${failedEvents}
       select (select count(*) from w)::int as worker, f.status, f.delay_secs from ${ONE_ROW} left join failed f on true`,
   };
 }
 
-/** One row per leased job (or one with a null id when none), each carrying the worker token's row. */
+/** `check`: $2 job id, $3 lease id (both null: the token alone). Reads, never locks. */
+const CHECK = `
+  select w.id, w.queues, w.tenant_id,
+         exists (select 1 from svc_jobs where id = $2::text and lease_id = $3::text and status = 'leased') as held
+    from ${ONE_ROW} left join (${CALLERS.token}) w on true`;
+
+/** One row per leased job (or one with a null id when none), each carrying the caller's row. */
 interface LeaseRow extends Omit<LeasedRow, 'id' | 'tenant_id'> {
   worker_queues: string[] | null;
   worker_id: string | null;
@@ -178,19 +217,31 @@ interface LeaseRow extends Omit<LeasedRow, 'id' | 'tenant_id'> {
   id: string | null;
 }
 
+/** A statement lost a version race of `appendFrom` this many times in a row: its error stands. */
+const MAX_RACES = 3;
+
 /**
- * The statements of one service, or null when they cannot be used (a history
- * policy that drops Job events): the routes then take the step-by-step path.
+ * The statements for one kind of caller; `who` is its $1. Outside a
+ * transaction, a statement that lost a version race on a Job stream (see
+ * `isVersionRace`) changed nothing and runs again, on a fresh snapshot.
  */
-export function workerStatements(db: Db, events: EventStore, prepared: boolean): WorkerStatements | null {
-  const texts = workerStatementTexts(events);
-  if (!texts) return null;
-  const run = <T>(name: keyof Built, values: unknown[]) =>
-    db.any<T>(prepared ? { name: `svc_jobs_${name}`, text: texts[name], values } : { text: texts[name], values });
+function planeFor(db: Db, events: EventStore, prepared: boolean, caller: CallerKind) {
+  const texts = workerStatementTexts(events, caller);
+  const run = async <T>(name: keyof Built, values: unknown[], on: Db | Tx = db): Promise<T[]> => {
+    const text = texts[name];
+    const statement = prepared ? { name: `svc_jobs_${name}${caller === 'token' ? '' : `_${caller}`}`, text, values } : { text, values };
+    for (let races = 1; ; races++) {
+      try {
+        return await on.any<T>(statement);
+      } catch (error) {
+        if (on !== db || races >= MAX_RACES || !isVersionRace(error)) throw error;
+      }
+    }
+  };
   return {
-    async lease(tokenHash, call) {
+    async lease(who: string, call: LeaseCall): Promise<LeaseOutcome> {
       const eventIds = Array.from({ length: call.capacity }, () => newId());
-      const rows = await run<LeaseRow>('lease', [tokenHash, call.queues, call.capacity, call.visibilitySecs, eventIds]);
+      const rows = await run<LeaseRow>('lease', [who, call.queues, call.capacity, call.visibilitySecs, eventIds]);
       const [first] = rows;
       if (!first.worker_queues) return { worker: null };
       const leased = rows.filter((row) => row.id !== null);
@@ -205,18 +256,20 @@ export function workerStatements(db: Db, events: EventStore, prepared: boolean):
         })),
       };
     },
-    async complete(tokenHash, items) {
+    /** In transaction `on` when given: the completion commits with the caller's own change, or neither does. */
+    async complete(who: string, items: readonly CompleteItem[], on: Db | Tx = db): Promise<CompleteOutcome> {
       // Rows are locked in id order, so two overlapping batches cannot deadlock.
       const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const rows = await run<{ worker: number; id: string | null; queue: string; lease_id: string; now_ms: number }>('complete', [
-        tokenHash,
+        who,
         sorted.map((item) => item.id),
         sorted.map((item) => item.leaseId),
         sorted.map((item) => (item.result === undefined ? null : JSON.stringify(item.result))),
         sorted.map(() => newId()),
-      ]);
+      ], on);
       const done = rows.filter((row) => row.id !== null);
-      if (done.length > 0) events.committed();
+      // In the caller's transaction, its commit is still to come: the caller tells the feed.
+      if (done.length > 0 && on === db) events.committed();
       const completed = new Set(done.map((row) => row.id));
       const latencyById = done.flatMap((row): Array<[string, LeaseLatency]> => {
         const leasedAt = leasedAtMs(row.lease_id);
@@ -230,19 +283,59 @@ export function workerStatements(db: Db, events: EventStore, prepared: boolean):
         latencyById,
       };
     },
-    async extend(tokenHash, id, leaseId, visibilitySecs) {
-      const [row] = await run<{ worker: number; held: boolean | null; tenant_id: string | null }>('extend', [tokenHash, id, leaseId, visibilitySecs]);
+    async extend(who: string, id: string, leaseId: string, visibilitySecs: number | null): Promise<Extended> {
+      const [row] = await run<{ worker: number; held: boolean | null; tenant_id: string | null }>('extend', [who, id, leaseId, visibilitySecs]);
       if (row.worker === 0) return 'unauthorized';
       return row.held ? { tenantId: row.tenant_id } : null;
     },
-    async fail(tokenHash, id, leaseId, error, retryable, jitter) {
+    async fail(who: string, id: string, leaseId: string, error: string, retryable: boolean): Promise<Failed> {
       const [row] = await run<{ worker: number; status: 'queued' | 'dead' | null; delay_secs: number }>('fail', [
-        tokenHash, id, leaseId, retryable, error, jitter, newId(),
+        who, id, leaseId, retryable, error, retryJitter(), newId(),
       ]);
       if (row.worker === 0) return 'unauthorized';
       if (row.status === null) return null;
       events.committed();
       return row.status === 'queued' ? { outcome: 'retry', delaySecs: row.delay_secs } : { outcome: 'dead' };
+    },
+  };
+}
+
+/** The worker plane of remote workers: the caller is a worker token, given by its SHA-256. */
+export function workerStatements(db: Db, events: EventStore, prepared: boolean): WorkerStatements {
+  const statements = planeFor(db, events, prepared, 'token');
+  return {
+    lease: statements.lease,
+    complete: (tokenHash, items) => statements.complete(tokenHash, items),
+    extend: statements.extend,
+    fail: statements.fail,
+    async check(tokenHash, lease) {
+      const text = CHECK;
+      const values = [tokenHash, lease?.id ?? null, lease?.leaseId ?? null];
+      const [row] = await db.any<{ id: string | null; queues: string[] | null; tenant_id: string | null; held: boolean }>(
+        prepared ? { name: 'svc_jobs_check', text, values } : { text, values });
+      return { worker: row.queues && { id: row.id!, queues: row.queues, tenantId: row.tenant_id }, held: row.held };
+    },
+  };
+}
+
+/**
+ * The same statements for the runtime's own queues, in process and without a
+ * token (`InternalQueue`): the caller is `workerId` (any queue, any tenant).
+ */
+export function internalStatements(db: Db, events: EventStore, prepared: boolean) {
+  const statements = planeFor(db, events, prepared, 'internal');
+  return {
+    async lease(queue: string, capacity: number, visibilitySecs: number, workerId: string): Promise<LeasedJob[]> {
+      const outcome = await statements.lease(workerId, { queues: [queue], capacity, visibilitySecs });
+      return outcome.worker ? outcome.jobs : [];
+    },
+    extend: async (id: string, leaseId: string, visibilitySecs: number) =>
+      (await statements.extend('', id, leaseId, visibilitySecs)) !== null,
+    completeIn: async (t: Tx, id: string, leaseId: string, result?: unknown) =>
+      (await statements.complete('', [{ id, leaseId, result }], t)).completed.length > 0,
+    fail: async (id: string, leaseId: string, error: string): Promise<FailOutcome | null> => {
+      const outcome = await statements.fail('', id, leaseId, error, true);
+      return outcome === 'unauthorized' ? null : outcome;
     },
   };
 }
@@ -340,8 +433,12 @@ export class CompleteCombiner {
 /** Calls combined into one statement at most (the batch route's own limit is 1,000). */
 const MAX_COMBINED = 100;
 
-/** A lost version race of `appendFrom` (the unique constraint): the caller retries step by step. */
-export function isVersionRace(error: unknown): boolean {
+/**
+ * A lost version race of `appendFrom` (the unique constraint): the statement
+ * numbered a Job event from a snapshot older than a concurrent append to the
+ * same stream. It changed nothing; run again, it sees that append.
+ */
+function isVersionRace(error: unknown): boolean {
   const e = error as { code?: string; constraint?: string };
   return e?.code === '23505' && e.constraint === 'svc_events_stream_version';
 }

@@ -9,7 +9,7 @@ import type { CreatedCte } from '../events/index.ts';
 import type { WorkerIdentity } from './workers.ts';
 import type { EnqueueInTxOptions, TriggeredOptions } from './enqueue.ts';
 import type { LeasedJob } from './lease.ts';
-import type { FailOutcome } from './ack.ts';
+import type { FailOutcome } from './plane.ts';
 
 export const JOB_STATUSES = ['queued', 'leased', 'succeeded', 'dead', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

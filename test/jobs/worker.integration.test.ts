@@ -184,6 +184,48 @@ describe('POST /jobs/{id}/progress', () => {
   });
 });
 
+describe('the order of a call\'s refusals: 401, then 403 and 409, then 400', () => {
+  const stranger = { 'x-worker-token': 'wkr_nope' };
+  const send = (path: string, body: unknown, headers: Record<string, string> = stranger) => call(service.url, 'POST', path, { body, headers });
+
+  it('answers 401 to an unknown or missing token whatever is wrong in the body, on every call', async () => {
+    const job = await leaseOne(freshQueue());
+    expect((await send('/jobs/lease', { queues: [] })).status).toBe(401);
+    expect((await send('/jobs/lease', { queues: ['q'], capacity: 'many' })).status).toBe(401);
+    expect((await send('/jobs/complete', { items: [] })).status).toBe(401);
+    expect((await send(`/jobs/${job.id}/complete`, { result: 1 })).status).toBe(401);
+    expect((await send(`/jobs/${job.id}/fail`, { leaseId: job.leaseId, error: 42 })).status).toBe(401);
+    expect((await send(`/jobs/${job.id}/heartbeat`, ['not an object'])).status).toBe(401);
+    expect((await send(`/jobs/${job.id}/progress`, { leaseId: job.leaseId, percent: 'x' }, {})).status).toBe(401);
+    // The current lease changed nothing: the job is still its worker's.
+    expect((await worker(`/jobs/${job.id}/complete`, { leaseId: job.leaseId, result: 1 })).status).toBe(204);
+  });
+
+  it('answers 403 for a queue the token lacks before a 400 for the rest of the lease body', async () => {
+    const scoped = workerClient(service, (await mintWorker(service, ['mail'])).token);
+    expect((await scoped('/jobs/lease', { queues: ['billing'], capacity: 'many' })).status).toBe(403);
+    expect((await scoped('/jobs/lease', { queues: ['mail'], capacity: 'many' })).status).toBe(400);
+    expect((await scoped('/jobs/lease', { queues: [] })).status).toBe(400);
+  });
+
+  it('answers 400 for a current lease with a bad body, and changes nothing', async () => {
+    const job = await leaseOne(freshQueue());
+    expect((await worker(`/jobs/${job.id}/fail`, { leaseId: job.leaseId, error: 42 })).status).toBe(400);
+    expect((await worker(`/jobs/${job.id}/heartbeat`, { leaseId: job.leaseId, visibilitySecs: 'soon' })).status).toBe(400);
+    expect(await row(job.id)).toMatchObject({ status: 'leased', lease_id: job.leaseId });
+  });
+});
+
+describe('the retry backoff (svc_job_backoff_secs, the one rule)', () => {
+  it('is max(1, floor(min(3600, 2^attempts) * jitter))', async () => {
+    const cases = [[1, 0.5, 1], [1, 0.99, 1], [3, 0.99, 7], [11, 0.5, 1024], [12, 0.999, 3596], [40, 0.5, 1800]];
+    for (const [attempts, jitter, secs] of cases) {
+      const { delay } = await service.ctx.db.one('select svc_job_backoff_secs($1, $2) as delay', [attempts, jitter]);
+      expect([attempts, jitter, delay]).toEqual([attempts, jitter, secs]);
+    }
+  });
+});
+
 describe('free-form JSON from a worker (result, progress data)', () => {
   // 100,000 levels fit in the 1 MiB body; JSON.stringify and jsonb overflow their stacks on them. Sent as text: the client cannot stringify them either.
   const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);

@@ -1,7 +1,12 @@
 /**
  * The worker plane (header X-Worker-Token): lease, heartbeat, progress,
- * complete (one or a batch), fail. A lease that is not current is 409 and
- * changes nothing. Each call with valid input is one statement (plane.ts).
+ * complete (one or a batch), fail. Each call is one statement (plane.ts),
+ * which answers 401 (token unknown or revoked), 403 (a queue the token
+ * lacks) and 409 (a lease not current; it changes nothing). Invalid input
+ * runs no statement; its 400 waits, in this order, for a missing or invalid
+ * token (401), a stale lease (409: every call checks the lease before the
+ * body's other fields, CONTRACT section 14) and a queue the token lacks
+ * (403), which a read-only `check` answers.
  */
 import type Koa from 'koa';
 import type Router from '@koa/router';
@@ -11,35 +16,14 @@ import { badRequest, conflict, forbidden, SafeError, unauthorized } from '../../
 import { rejectTooDeep } from '../../http/input.ts';
 import type { Logger } from '../../log/index.ts';
 import type { RealtimeBus } from '../../realtime/types.ts';
-import { completeJobs, extendLease, failJob, leaseHeld, type CompleteItem, type LeaseLatency } from '../ack.ts';
 import type { Metrics } from '../../metrics/index.ts';
 import { clampInt, requireLeaseId, requireObject } from '../input.ts';
-import { leaseJobs } from '../lease.ts';
-import { CompleteCombiner, isVersionRace, workerStatements, type WorkerStatements } from '../plane.ts';
-import { retryJitter } from '../backoff.ts';
-import { authenticateWorker, hashToken, mayLease, requireQueues, TOKEN_PREFIX, type WorkerIdentity } from '../workers.ts';
+import { CompleteCombiner, workerStatements, type CompleteItem, type LeaseLatency } from '../plane.ts';
+import { hashToken, mayLease, requireQueues, TOKEN_PREFIX, type WorkerIdentity } from '../workers.ts';
 
 const MAX_BATCH = 1000;
 const leaseLost = () => conflict('lease lost');
-
-declare module 'koa' {
-  interface DefaultState {
-    worker?: WorkerIdentity;
-  }
-}
-
 const invalidWorker = () => unauthorized('invalid or revoked worker token');
-
-function requireWorker(db: Db): Koa.Middleware {
-  return async function requireWorker(koa, next) {
-    const token = koa.get('x-worker-token');
-    if (!token) throw unauthorized('worker token required');
-    const worker = await authenticateWorker(db, token);
-    if (!worker) throw invalidWorker();
-    koa.state.worker = worker;
-    await next();
-  };
-}
 
 export interface WorkerPlane {
   readonly db: Db;
@@ -53,79 +37,51 @@ export interface WorkerPlane {
   readonly prepared?: boolean;
 }
 
+/** The SHA-256 of the call's worker token; a missing or malformed one is 401 without a statement. */
+function tokenHashOf(koa: Koa.Context): string {
+  const token = koa.get('x-worker-token');
+  if (!token) throw unauthorized('worker token required');
+  if (!token.startsWith(TOKEN_PREFIX)) throw invalidWorker();
+  return hashToken(token);
+}
+
+const isBadRequest = (error: unknown) => error instanceof SafeError && error.status === 400;
+
 export function mountWorkerRoutes(router: Router, plane: WorkerPlane): void {
-  const { db, events } = plane;
-  const worker = requireWorker(db);
-  const fast = workerStatements(db, events, plane.prepared ?? false);
+  const statements = workerStatements(plane.db, plane.events, plane.prepared ?? false);
   // Per-job completes arriving together share a statement (plane.ts).
-  const combiner = fast ? new CompleteCombiner(fast) : null;
+  const combiner = new CompleteCombiner(statements);
   const observe = (latencies: readonly LeaseLatency[]) => {
     for (const { queue, seconds } of latencies) plane.metrics?.observeLeaseToComplete(queue, seconds);
   };
 
-  // Step by step (token, then lease, then the change, each its own statement): the path of
-  // invalid input, whose errors must come in this order, and of a lost version race.
-  const stepwise = {
-    async lease(koa: Koa.Context) {
-      const body = requireObject(koa.request.body);
-      const identity = koa.state.worker!;
-      const queues = requireQueues(body.queues);
-      const denied = queues.find((queue) => !mayLease(identity, queue));
-      if (denied !== undefined) throw forbidden(`worker token may not lease queue ${denied}`);
-      const jobs = await leaseJobs(db, events, {
-        queues, workerId: identity.id, tenantId: identity.tenantId,
-        capacity: clampInt(body.capacity, 'capacity', 1, 1, 100),
-        visibilitySecs: clampInt(body.visibilitySecs, 'visibilitySecs', 30, 1, 86_400),
-      });
-      koa.body = { jobs };
-    },
-    async completeMany(koa: Koa.Context) {
-      const items = completeItems(requireObject(koa.request.body).items);
-      const { completed, stale, leaseLatencies } = await completeJobs(db, events, items);
-      observe(leaseLatencies);
-      koa.body = { completed, stale };
-    },
-    async heartbeat(koa: Koa.Context) {
-      const body = requireObject(koa.request.body);
-      const leaseId = await currentLease(koa.params.id, body);
-      // Without visibilitySecs the lease is extended by the length it was leased for.
-      const visibility = body.visibilitySecs == null ? null : clampInt(body.visibilitySecs, 'visibilitySecs', 30, 1, 86_400);
-      const extended = await extendLease(db, koa.params.id, leaseId, visibility);
-      if (!extended) throw leaseLost();
-      koa.status = 204;
-    },
-    async progress(koa: Koa.Context) {
-      const body = requireObject(koa.request.body);
-      const leaseId = await currentLease(koa.params.id, body);
-      const update = progressUpdate(koa.params.id, body);
-      const extended = await extendLease(db, koa.params.id, leaseId, null);
-      if (!extended) throw leaseLost();
-      await publishProgress(extended.tenantId, update);
-      koa.status = 204;
-    },
-    async complete(koa: Koa.Context) {
-      const body = requireObject(koa.request.body);
-      const leaseId = await currentLease(koa.params.id, body);
-      const { completed, leaseLatencies } = await completeJobs(db, events, [{ id: koa.params.id, leaseId, result: completeResult(body) }]);
-      if (completed.length === 0) throw leaseLost();
-      observe(leaseLatencies);
-      koa.status = 204;
-    },
-    async fail(koa: Koa.Context) {
-      const body = requireObject(koa.request.body);
-      const leaseId = await currentLease(koa.params.id, body);
-      const { error, retryable } = failInput(body);
-      const outcome = await failJob(db, events, koa.params.id, leaseId, error, retryable);
-      if (!outcome) throw leaseLost();
-      koa.body = outcome;
-    },
+  /** The token's worker, or 401: for a call whose input is invalid, before its 400. */
+  const knownWorker = async (tokenHash: string, lease: { id: string; leaseId: string } | null = null): Promise<WorkerIdentity> => {
+    const { worker, held } = await statements.check(tokenHash, lease);
+    if (!worker) throw invalidWorker();
+    if (lease && !held) throw leaseLost();
+    return worker;
   };
 
-  // Each call checks the lease before the body's other fields: a stale lease is 409 whatever else is wrong.
-  const currentLease = async (id: string, body: Record<string, unknown>): Promise<string> => {
-    const leaseId = requireLeaseId(body);
-    if (!(await leaseHeld(db, id, leaseId))) throw leaseLost();
-    return leaseId;
+  const refuseDenied = (worker: WorkerIdentity, queues: readonly string[]) => {
+    const denied = queues.find((queue) => !mayLease(worker, queue));
+    if (denied !== undefined) throw forbidden(`worker token may not lease queue ${denied}`);
+  };
+
+  /**
+   * A per-job call's input: its lease id, then `rest` of the body. A 400 in
+   * either is answered after the token's 401, one in `rest` after the lease's 409.
+   */
+  const jobCall = async <T>(koa: Koa.Context, tokenHash: string, rest: (body: Record<string, unknown>) => T) => {
+    let lease: { id: string; leaseId: string } | null = null;
+    try {
+      const body = requireObject(koa.request.body);
+      lease = { id: koa.params.id, leaseId: requireLeaseId(body) };
+      return { leaseId: lease.leaseId, ...rest(body) };
+    } catch (error) {
+      if (isBadRequest(error)) await knownWorker(tokenHash, lease);
+      throw error;
+    }
   };
 
   // Progress is best effort: the lease was extended, so a realtime hiccup must not fail the call.
@@ -134,121 +90,86 @@ export function mountWorkerRoutes(router: Router, plane: WorkerPlane): void {
       .catch((err) => plane.log.warn({ err, jobId: update.jobId }, 'job progress publish failed'));
   };
 
-  /**
-   * A route: one statement (plane.ts) when the input is valid, else the
-   * step-by-step handler, which answers every error as before and in the
-   * same order (401, then 400 / 403 / 409 as each step finds them).
-   * `run` answers and returns true, or returns false for invalid input.
-   */
-  const route = (slow: (koa: Koa.Context) => Promise<void>, run: (koa: Koa.Context, statements: WorkerStatements, tokenHash: string) => Promise<boolean>): Koa.Middleware[] => {
-    const viaSteps = (koa: Koa.Context) => worker(koa, () => slow(koa));
-    if (!fast) return [viaSteps];
-    return [async function workerCall(koa) {
-      const token = koa.get('x-worker-token');
-      // A missing or malformed token needs no statement: the step-by-step path answers 401.
-      if (!token.startsWith(TOKEN_PREFIX)) return viaSteps(koa);
-      try {
-        if (await run(koa, fast, hashToken(token))) return;
-      } catch (error) {
-        if (!isVersionRace(error)) throw error;
-      }
-      return viaSteps(koa);
-    }];
-  };
-
-  router.post('/jobs/lease', ...route(stepwise.lease, async (koa, statements, tokenHash) => {
-    const input = valid(() => {
+  router.post('/jobs/lease', async function lease(koa) {
+    const tokenHash = tokenHashOf(koa);
+    let queues: string[] | null = null;
+    let input;
+    try {
       const body = requireObject(koa.request.body);
-      return {
-        queues: requireQueues(body.queues),
+      queues = requireQueues(body.queues);
+      input = {
+        queues,
         capacity: clampInt(body.capacity, 'capacity', 1, 1, 100),
         visibilitySecs: clampInt(body.visibilitySecs, 'visibilitySecs', 30, 1, 86_400),
       };
-    });
-    if (!input) return false;
+    } catch (error) {
+      if (isBadRequest(error)) {
+        const worker = await knownWorker(tokenHash);
+        if (queues) refuseDenied(worker, queues);
+      }
+      throw error;
+    }
     const outcome = await statements.lease(tokenHash, input);
     if (!outcome.worker) throw invalidWorker();
-    const identity = outcome.worker;
-    const denied = input.queues.find((queue) => !mayLease(identity, queue));
-    if (denied !== undefined) throw forbidden(`worker token may not lease queue ${denied}`);
+    refuseDenied(outcome.worker, input.queues);
     koa.body = { jobs: outcome.jobs };
-    return true;
-  }));
+  });
 
-  router.post('/jobs/complete', ...route(stepwise.completeMany, async (koa, statements, tokenHash) => {
-    const items = valid(() => completeItems(requireObject(koa.request.body).items));
-    if (!items) return false;
+  router.post('/jobs/complete', async function completeMany(koa) {
+    const tokenHash = tokenHashOf(koa);
+    let items: CompleteItem[];
+    try {
+      items = completeItems(requireObject(koa.request.body).items);
+    } catch (error) {
+      if (isBadRequest(error)) await knownWorker(tokenHash);
+      throw error;
+    }
     const { worker: known, completed, stale, leaseLatencies } = await statements.complete(tokenHash, items);
     if (!known) throw invalidWorker();
     observe(leaseLatencies);
     koa.body = { completed, stale };
-    return true;
-  }));
+  });
 
-  router.post('/jobs/:id/heartbeat', ...route(stepwise.heartbeat, async (koa, statements, tokenHash) => {
-    const input = valid(() => {
-      const body = requireObject(koa.request.body);
-      const visibility = body.visibilitySecs == null ? null : clampInt(body.visibilitySecs, 'visibilitySecs', 30, 1, 86_400);
-      return { leaseId: requireLeaseId(body), visibility };
-    });
-    if (!input) return false;
+  router.post('/jobs/:id/heartbeat', async function heartbeat(koa) {
+    const tokenHash = tokenHashOf(koa);
+    // Without visibilitySecs the lease is extended by the length it was leased for.
+    const input = await jobCall(koa, tokenHash, (body) => ({
+      visibility: body.visibilitySecs == null ? null : clampInt(body.visibilitySecs, 'visibilitySecs', 30, 1, 86_400),
+    }));
     const extended = await statements.extend(tokenHash, koa.params.id, input.leaseId, input.visibility);
     if (extended === 'unauthorized') throw invalidWorker();
     if (!extended) throw leaseLost();
     koa.status = 204;
-    return true;
-  }));
+  });
 
-  router.post('/jobs/:id/progress', ...route(stepwise.progress, async (koa, statements, tokenHash) => {
-    const input = valid(() => {
-      const body = requireObject(koa.request.body);
-      return { leaseId: requireLeaseId(body), update: progressUpdate(koa.params.id, body) };
-    });
-    if (!input) return false;
+  router.post('/jobs/:id/progress', async function progress(koa) {
+    const tokenHash = tokenHashOf(koa);
+    const input = await jobCall(koa, tokenHash, (body) => ({ update: progressUpdate(koa.params.id, body) }));
     const extended = await statements.extend(tokenHash, koa.params.id, input.leaseId, null);
     if (extended === 'unauthorized') throw invalidWorker();
     if (!extended) throw leaseLost();
     await publishProgress(extended.tenantId, input.update);
     koa.status = 204;
-    return true;
-  }));
+  });
 
-  router.post('/jobs/:id/complete', ...route(stepwise.complete, async (koa, _statements, tokenHash) => {
-    const input = valid(() => {
-      const body = requireObject(koa.request.body);
-      return { id: koa.params.id, leaseId: requireLeaseId(body), result: completeResult(body) };
-    });
-    if (!input) return false;
-    const outcome = await combiner!.complete(tokenHash, input);
+  router.post('/jobs/:id/complete', async function complete(koa) {
+    const tokenHash = tokenHashOf(koa);
+    const input = await jobCall(koa, tokenHash, (body) => ({ result: completeResult(body) }));
+    const outcome = await combiner.complete(tokenHash, { id: koa.params.id, leaseId: input.leaseId, result: input.result });
     if (!outcome.worker) throw invalidWorker();
     if (!outcome.completed) throw leaseLost();
     if (outcome.leaseLatency) observe([outcome.leaseLatency]);
     koa.status = 204;
-    return true;
-  }));
+  });
 
-  router.post('/jobs/:id/fail', ...route(stepwise.fail, async (koa, statements, tokenHash) => {
-    const input = valid(() => {
-      const body = requireObject(koa.request.body);
-      return { leaseId: requireLeaseId(body), ...failInput(body) };
-    });
-    if (!input) return false;
-    const outcome = await statements.fail(tokenHash, koa.params.id, input.leaseId, input.error, input.retryable, retryJitter());
+  router.post('/jobs/:id/fail', async function fail(koa) {
+    const tokenHash = tokenHashOf(koa);
+    const input = await jobCall(koa, tokenHash, failInput);
+    const outcome = await statements.fail(tokenHash, koa.params.id, input.leaseId, input.error, input.retryable);
     if (outcome === 'unauthorized') throw invalidWorker();
     if (!outcome) throw leaseLost();
     koa.body = outcome;
-    return true;
-  }));
-}
-
-/** The input `read` returns, or null when it refuses it (400): the step-by-step path then answers. */
-function valid<T>(read: () => T): T | null {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof SafeError && error.status === 400) return null;
-    throw error;
-  }
+  });
 }
 
 function failInput(body: Record<string, unknown>): { error: string; retryable: boolean } {
