@@ -18,7 +18,7 @@
  * (attempt()), under the run's onFailure; only the engine's own statements,
  * and a database that cannot serve now, fail the advance itself.
  */
-import type { Tx } from '../db/index.ts';
+import { afterCommit, type Tx } from '../db/index.ts';
 import { retryDelaySecs, type LeasedJob } from '../jobs/index.ts';
 import type { WorkflowStep } from '../ir/types.ts';
 import { evaluate, type RenderScope } from './render.ts';
@@ -160,9 +160,9 @@ async function request(deps: EngineDeps, job: LeasedJob, run: RunState, step: Wo
 async function hold(deps: EngineDeps, job: LeasedJob, runId: string, position: number): Promise<void> {
   await commit(deps, job, runId, position, async (t, run) => {
     await enqueueAdvance(t, deps, run, position, `held:${job.id}`, HELD_SECS);
+    afterCommit(t, () => deps.due(HELD_SECS));
     return { kind: 'unchanged' };
   });
-  deps.due(HELD_SECS);
 }
 
 /** An `if` that cannot be evaluated (a bad operator in a hand-edited snapshot) is false, never true. */
@@ -176,32 +176,30 @@ function safeEvaluate(step: WorkflowStep, scope: RenderScope): boolean {
 
 /** Counts an attempt of a step that works outside the advance's transaction; false when the run moved on meanwhile. */
 async function markStarted(deps: EngineDeps, run: RunState, step: WorkflowStep, attempts: number): Promise<boolean> {
-  const started = await deps.db.tx('svc-workflow-step-start', async (t) => {
+  return deps.db.tx('svc-workflow-step-start', async (t) => {
     const locked = await readRun(t, run.id, { lock: true });
     if (!locked || locked.position !== run.position || finished(locked)) return false;
     await writeStep(t, run.id, { position: run.position, stepId: step.id, status: 'running', attempts, output: null, error: null, jobId: null, wakeInSecs: null });
     await deps.events.append(t, stepEvent(locked, 'WorkflowStepStarted', step, 'running', attempts, null));
+    afterCommit(t, () => deps.events.committed());
     return true;
   });
-  if (started) deps.events.committed();
-  return started;
 }
 
 type Work = (t: Tx, run: RunState) => Promise<Outcome>;
 
 /** Locks the run, checks it still stands at `position`, runs `work`, stores its outcome and completes the advance. */
 async function commit(deps: EngineDeps, job: LeasedJob, runId: string, position: number, work: Work): Promise<void> {
-  let transition: Transition | null = null;
-  let tenantId: string | null = null;
-  let dueIn: number | null = null;
   try {
     await deps.db.tx('svc-workflow-advance', async (t) => {
+      afterCommit(t, () => deps.events.committed());
       const run = await readRun(t, runId, { lock: true });
       if (run && !finished(run) && run.position === position) {
-        const applied = await apply(t, deps, run, position, await work(t, run));
-        transition = applied.transition;
-        tenantId = run.tenantId;
-        dueIn = applied.dueIn;
+        const { transition, dueIn } = await apply(t, deps, run, position, await work(t, run));
+        afterCommit(t, () => {
+          if (dueIn !== null) deps.due(dueIn);
+          if (transition) publish(deps, run.tenantId, transition);
+        });
       }
       if (!(await deps.jobs.internal.completeIn(t, job.id, job.leaseId))) throw new StaleLease();
     });
@@ -209,9 +207,6 @@ async function commit(deps: EngineDeps, job: LeasedJob, runId: string, position:
     if (error instanceof StaleLease) return; // the runner now holding the advance finishes it
     throw error;
   }
-  deps.events.committed();
-  if (dueIn !== null) deps.due(dueIn);
-  if (transition) publish(deps, tenantId, transition);
 }
 
 /** Best effort: the transition is committed (and in the event log) whether or not a subscriber hears of it. */
