@@ -90,7 +90,7 @@ describe('write-back by hand (one leased job)', () => {
     expect(bad.status).toBe(401);
     const stale = await writeBack({ id: job.id, leaseId: 'stale' }, CREATE, { model: 'Owner', data: { name: 'Y' } }, { 'x-tenant-id': 'globex' });
     expect(stale.status).toBe(409);
-    expect(stale.body).toEqual({ errors: [{ message: expect.stringContaining('lease'), extensions: { code: 'CONFLICT' } }] });
+    expect(stale.body).toEqual({ errors: [{ message: expect.stringContaining('lease'), extensions: { code: 'FORBIDDEN' } }] });
     const other = await workerToken(service, admin.token, 'acme');
     const foreign = await writeBack(job, CREATE, { model: 'Owner', data: { name: 'Y' } }, { 'x-worker-token': other });
     expect(foreign.status).toBe(409);
