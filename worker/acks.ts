@@ -5,7 +5,7 @@
  * finishes meanwhile waits for the next.
  */
 import type { WorkerClient } from './client.ts';
-import type { WorkerStats } from './runner.ts';
+import type { WorkerStats } from './stats.ts';
 
 interface Ack {
   readonly id: string;

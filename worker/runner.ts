@@ -5,6 +5,9 @@
  */
 import { WorkerClient, WorkerHttpError, type GraphQLResult, type LeasedJob } from './client.ts';
 import { AckBatcher } from './acks.ts';
+import type { WorkerStats } from './stats.ts';
+
+export type { WorkerStats } from './stats.ts';
 
 export interface JobContext<P = unknown> extends LeasedJob<P> {
   /** Aborted when the lease is lost (another worker may now run the job) or a stop deadline passed. */
@@ -53,13 +56,6 @@ export class NonRetryableError extends Error {
   }
 }
 
-export interface WorkerStats {
-  leased: number;
-  completed: number;
-  failed: number;
-  /** Jobs whose lease was lost before they could be acknowledged. */
-  lost: number;
-}
 
 /**
  * One leased job while it runs. Its AbortController is made only when the
