@@ -1,6 +1,6 @@
 /**
  * Import rules checked by `npm run depcheck` (part of `npm test`); the
- * decisions are in docs/adr/016-capability-wiring.md.
+ * decisions are in docs/adr/017-capability-wiring.md.
  *
  * Parsed with swc: dependency-cruiser 17 reads TypeScript through the
  * `typescript` package's JS API, which TypeScript 7 (the native compiler this

@@ -8,7 +8,7 @@
  *
  *   declare module '../core/capability.ts' { interface Services { jobs: JobQueue } }
  *
- * This module sits below every capability (docs/adr/016-capability-wiring.md):
+ * This module sits below every capability (docs/adr/017-capability-wiring.md):
  * it imports foundations only (config, db, log, http, ir), never a capability.
  */
 import type { IncomingMessage, Server } from 'node:http';
