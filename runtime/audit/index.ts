@@ -27,6 +27,8 @@
 import { fileURLToPath } from 'node:url';
 import { defineCapability } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
+import { periodic } from '../core/periodic.ts';
 import type { Logger } from '../log/index.ts';
 import { deniedAttempts } from './denied.ts';
 import { createAuditLog } from './log.ts';
@@ -98,22 +100,13 @@ export const auditRoutes = defineCapability({
   },
 });
 
-/** Retention at start, then hourly; a sweep still running is not started twice. */
+/** Retention at start, then hourly, on one instance per hour (core/periodic.ts). */
 function startSweep(db: Db, retainDays: number, log: Logger) {
-  let running: Promise<void> | null = null;
-  const sweep = () => {
-    running ??= pruneAudit(db, retainDays)
-      .then((pruned) => { if (pruned > 0) log.info({ pruned, retainDays }, 'audit retention sweep'); })
-      .catch((err) => log.warn({ err }, 'audit retention sweep failed'))
-      .finally(() => (running = null));
-  };
-  sweep();
-  const timer = setInterval(sweep, AUDIT_SWEEP_MS);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  return periodic(db, log, {
+    name: 'audit-retention', everyMs: AUDIT_SWEEP_MS, lockKey: LOCK_KEYS.periodicAuditRetention,
+    async run() {
+      const pruned = await pruneAudit(db, retainDays);
+      if (pruned > 0) log.info({ pruned, retainDays }, 'audit retention sweep');
     },
-  };
+  });
 }

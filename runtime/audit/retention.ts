@@ -6,8 +6,9 @@
  * instance that does not get it leaves the sweep to the one that has it.
  */
 import type { Db } from '../db/index.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
 
-export const AUDIT_RETENTION_LOCK_KEY = 7_305_648_312_012;
+export const AUDIT_RETENTION_LOCK_KEY = LOCK_KEYS.auditRetention;
 export const RETENTION_BATCH = 1_000;
 
 /** Deletes old entries; returns how many (0 when another instance holds the sweep). */

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db, Tx } from './index.ts';
+import { LOCK_KEYS } from './locks.ts';
 
 /** One folder of `NNNN_name.sql` files, applied in file-name order. */
 export interface MigrationSet {
@@ -30,8 +31,8 @@ export class MigrationError extends Error {
   }
 }
 
-/** Arbitrary constant: "svc-gen migrate" as a 64-bit advisory lock key. */
-const MIGRATION_LOCK_KEY = 7_305_648_312_001;
+/** "svc-gen migrate" as a 64-bit advisory lock key (runtime/db/locks.ts). */
+const MIGRATION_LOCK_KEY = LOCK_KEYS.migrations;
 
 const CREATE_TABLE = `
   create table if not exists svc_migrations (

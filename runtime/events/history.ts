@@ -10,6 +10,7 @@
  */
 import type { HistoryPolicy } from '../config/index.ts';
 import { untimed, type Db, type Tx } from '../db/index.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
 
 export interface HistoryOptions {
   readonly policy: HistoryPolicy;
@@ -21,7 +22,7 @@ export interface HistoryOptions {
 export const FULL_HISTORY: HistoryOptions = { policy: 'full', retainDays: 30, models: new Set() };
 
 /** Held by the retention sweep and by a projection rebuild: a replay never races a prune. */
-export const HISTORY_LOCK_KEY = 7_305_648_312_002;
+export const HISTORY_LOCK_KEY = LOCK_KEYS.history;
 
 export type GapReason = 'policy off' | 'retention';
 

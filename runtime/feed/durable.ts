@@ -15,6 +15,7 @@
  * transaction holds the only connection.
  */
 import { fixed, type Db, type Tx } from '../db/index.ts';
+import { CONSUMER_LOCK_CLASS } from '../db/locks.ts';
 import type { Logger } from '../log/index.ts';
 import { filterOf, HORIZON_SQL, readPage, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';
 
@@ -53,8 +54,6 @@ export interface ConsumerHandle {
 export type ConsumerStart = 'origin' | 'now';
 
 const MAX_BACKOFF_MS = 30_000;
-/** Advisory lock class of durable consumers (the key is hashtext(name)). */
-const CONSUMER_LOCK_CLASS = 7305;
 /** Another instance holds the consumer: look again after this long, in case it stopped mid-batch. */
 const BUSY_RETRY_MS = 250;
 /**

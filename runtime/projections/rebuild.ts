@@ -8,13 +8,14 @@
  *  failure rolls all of them back (503 PROJECTION_REBUILD_FAILED).
  */
 import { untimed, type Db, type Tx } from '../db/index.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
 import { coverageGaps, HISTORY_LOCK_KEY, type HistoryOptions } from '../events/index.ts';
 import { forEachEvent, toProjectionEvent } from './event.ts';
 import { q } from './names.ts';
 import { Fold } from './replay.ts';
 import type { ProjectionDefinition, TableProjection } from './types.ts';
 
-export const PROJECTIONS_LOCK_KEY = 7_305_648_312_003;
+export const PROJECTIONS_LOCK_KEY = LOCK_KEYS.projections;
 
 export class ProjectionError extends Error {
   constructor(readonly status: 409 | 503, readonly code: string, message: string) {

@@ -1,0 +1,29 @@
+/**
+ * Every advisory lock key the runtime takes, in one list, so that two never
+ * collide. Keys are "svc-gen" as a 64-bit prefix (7_305_648_312_xxx) and a
+ * number; durable feed consumers use the two-int form (a class and
+ * hashtext(name)), a key space Postgres keeps apart from the bigint one
+ * (pg_locks.objsubid 2, not 1). A new key is added here, never written
+ * where it is taken.
+ *
+ * All are transaction-scoped (`pg_advisory_xact_lock`, `pg_try_advisory_xact_lock`),
+ * so they work through a transaction pooler, except the migrations' lock,
+ * taken for a session on the direct connection (DatabaseOptions.directUrl).
+ */
+export const LOCK_KEYS = {
+  /** Migrations: one runner at a time (session lock, direct connection). */
+  migrations: 7_305_648_312_001,
+  /** The event history's retention and coverage (events/history.ts). */
+  history: 7_305_648_312_002,
+  /** Projection rebuilds and refreshes (projections/). */
+  projections: 7_305_648_312_003,
+  /** Each batch of the audit retention sweep (audit/retention.ts). */
+  auditRetention: 7_305_648_312_012,
+  /** Periodic tasks' tick claims (core/periodic.ts), one key each. */
+  periodicAuditRetention: 7_305_648_312_020,
+} as const;
+
+/** The class (first int) of durable feed consumers' two-int keys; the second is hashtext(consumer name). */
+export const CONSUMER_LOCK_CLASS = 7305;
+
+export type LockKey = (typeof LOCK_KEYS)[keyof typeof LOCK_KEYS];
