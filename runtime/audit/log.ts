@@ -1,7 +1,7 @@
 /**
  * Writing entries: in the caller's transaction (`record`, one multi-row
  * INSERT over unnest'ed arrays whatever the count), folded into a create
- * statement (`createdCte`), or alone for attempts that changed nothing
+ * statement as a CTE fragment (`entryFrom`), or alone for attempts that changed nothing
  * (`denied`, `failed`). The policy decides what is kept: `full` everything,
  * `metadata` no changes, ip or user agent, `off` nothing.
  */
@@ -9,6 +9,7 @@ import type { AuditPolicy } from '../config/index.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { clientAddress, TokenBuckets } from '../edge/index.ts';
 import type { Logger } from '../log/index.ts';
+import { bind, sql, type Sql, type SqlCast } from '../sql/index.ts';
 import { REDACTED, type AuditEntryInput, type AuditLog, type Outcome } from './types.ts';
 
 export interface AuditLogOptions {
@@ -21,6 +22,9 @@ export interface AuditLogOptions {
 const SECRET_KEYS = /^(password|passwordhash|password_hash|token|tokenhash|token_hash|accesstoken|access_token|refreshtoken|refresh_token|workertoken|worker_token|secret|clientsecret|client_secret)$/i;
 
 const COLUMNS = 'tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id';
+const COLUMN_LIST = sql.join(COLUMNS.split(', ').map((column) => sql.ident(column)), ', ');
+/** The SQL type of each of the 13 columns, in COLUMNS order. */
+const CASTS: readonly SqlCast[] = COLUMNS.split(', ').map((column) => (column === 'changes' ? 'jsonb' : 'text'));
 
 const INSERT_MANY = `insert into svc_audit (${COLUMNS})
   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
@@ -77,6 +81,13 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
   const insert = (t: Db | Tx, rows: unknown[][]) =>
     t.none(INSERT_MANY, COLUMNS.split(', ').map((_, i) => rows.map((r) => r[i])));
 
+  /** The CTE body writing `entry` once per row of `created` (a create's CTE): none when it made no row. */
+  const entryFrom = (entry: AuditEntryInput, created: Sql): Sql | null => {
+    if (off) return null;
+    const values = row(entry).map((value, i) => sql.value(value, CASTS[i]));
+    return sql`insert into svc_audit (${COLUMN_LIST}) select ${sql.join(values, ', ')} from ${created}`;
+  };
+
   const anonymous = anonymousBudget(log);
   const alone = async (entry: AuditEntryInput, outcome: Outcome) => {
     if (off) return;
@@ -96,12 +107,10 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
       const list = Array.isArray(entries) ? entries : [entries as AuditEntryInput];
       if (list.length > 0) await insert(t, list.map((entry) => row(entry)));
     },
+    entryFrom,
     createdCte(entry) {
       if (off) return null;
-      return (created, p) => {
-        const values = row(entry).map((value, i) => p.add(value, i === 9 ? 'jsonb' : 'text'));
-        return `insert into svc_audit (${COLUMNS}) select ${values.join(', ')} from ${created}`;
-      };
+      return (created, p) => bind(entryFrom(entry, sql.ident(created))!, p);
     },
     denied: (entry) => alone(entry, 'denied'),
     failed: (entry) => alone(entry, 'error'),

@@ -5,8 +5,9 @@
  * statement that returns the rows.
  */
 import { isoUtcSql, type Db } from '../db/index.ts';
+import { compile, sql, type Sql } from '../sql/index.ts';
 import type { TenantScope } from '../tenancy/index.ts';
-import type { AuditEntry, Binder } from './types.ts';
+import type { AuditEntry } from './types.ts';
 
 export interface AuditFilter {
   readonly entityType?: string;
@@ -29,40 +30,35 @@ export interface AuditPage {
   readonly nextCursor: string | null;
 }
 
-class Params implements Binder {
-  readonly values: unknown[] = [];
-  add(value: unknown, type?: string): string {
-    this.values.push(value);
-    return type ? `$${this.values.length}::${type}` : `$${this.values.length}`;
-  }
-}
-
-const COLUMN: Record<keyof Omit<AuditFilter, 'from' | 'to'>, string> = {
-  entityType: 'a.entity_type', entityId: 'a.entity_id', actorId: 'a.actor_id', action: 'a.action', outcome: 'a.outcome',
+const COLUMN: Record<keyof Omit<AuditFilter, 'from' | 'to'>, Sql> = {
+  entityType: sql`a.entity_type`, entityId: sql`a.entity_id`, actorId: sql`a.actor_id`, action: sql`a.action`, outcome: sql`a.outcome`,
 };
 
-function conditions(scope: TenantScope, filter: AuditFilter, p: Params): string[] {
-  const where = [scope.sql(p, 'a.tenant_id')];
+function conditions(scope: TenantScope, filter: AuditFilter): Sql[] {
+  const where = [scope.predicate('a')];
   for (const key of Object.keys(COLUMN) as Array<keyof typeof COLUMN>) {
     const value = filter[key];
-    if (value !== undefined) where.push(`${COLUMN[key]} = ${p.add(value, 'text')}`);
+    if (value !== undefined) where.push(sql`${COLUMN[key]} = ${sql.value(value, 'text')}`);
   }
-  if (filter.from) where.push(`a.occurred_at >= ${p.add(filter.from.toISOString(), 'timestamptz')}`);
-  if (filter.to) where.push(`a.occurred_at < ${p.add(filter.to.toISOString(), 'timestamptz')}`);
+  if (filter.from) where.push(sql`a.occurred_at >= ${sql.value(filter.from.toISOString(), 'timestamptz')}`);
+  if (filter.to) where.push(sql`a.occurred_at < ${sql.value(filter.to.toISOString(), 'timestamptz')}`);
   return where;
 }
 
+/** Every audit read is in its caller's scope: compiled only when it rendered it. */
+const scoped = (scope: TenantScope, statement: Sql) => compile(statement, { scope });
+
+
+const OCCURRED_AT = sql.raw(isoUtcSql('a.occurred_at'));
+const LAST_AT = sql.raw(isoUtcSql('last_at'));
 
 export async function pageEntries(db: Db, scope: TenantScope, filter: AuditFilter, page: PageRequest): Promise<AuditPage> {
-  const p = new Params();
-  const where = conditions(scope, filter, p);
-  if (page.before !== undefined) where.push(`a.id < ${p.add(page.before.toString(), 'bigint')}`);
-  const rows = await db.manyOrNone(
-    `select a.id::text as id, ${isoUtcSql('a.occurred_at')} as occurred_at, a.tenant_id, a.actor_kind, a.actor_id, a.actor_role,
-            a.action, a.entity_type, a.entity_id, a.event_id, a.outcome, a.changes, a.ip, a.user_agent, a.request_id
-       from svc_audit a where ${where.join(' and ')} order by a.id desc limit ${p.add(page.limit + 1, 'int')}`,
-    p.values,
-  );
+  const where = conditions(scope, filter);
+  if (page.before !== undefined) where.push(sql`a.id < ${sql.value(page.before.toString(), 'bigint')}`);
+  const rows = await db.manyOrNone(scoped(scope, sql`
+    select a.id::text as id, ${OCCURRED_AT} as occurred_at, a.tenant_id, a.actor_kind, a.actor_id, a.actor_role,
+           a.action, a.entity_type, a.entity_id, a.event_id, a.outcome, a.changes, a.ip, a.user_agent, a.request_id
+      from svc_audit a where ${sql.join(where, ' and ')} order by a.id desc limit ${sql.value(page.limit + 1, 'int')}`));
   const items = rows.slice(0, page.limit).map(toEntry);
   const more = rows.length > page.limit;
   return { items, nextCursor: more ? encodeCursor(BigInt(items[items.length - 1].id)) : null };
@@ -99,20 +95,17 @@ const TOP_ACTORS = 10;
 
 /** Every figure from one statement: one snapshot, so the parts add up. */
 export async function statistics(db: Db, scope: TenantScope, range: { from?: Date; to?: Date }): Promise<AuditStatistics> {
-  const p = new Params();
-  const where = conditions(scope, range, p).join(' and ');
-  const row = await db.one(
-    `with e as materialized (select a.action, a.outcome, a.entity_type, a.actor_id, a.occurred_at from svc_audit a where ${where})
+  const where = sql.join(conditions(scope, range), ' and ');
+  const row = await db.one(scoped(scope, sql`
+     with e as materialized (select a.action, a.outcome, a.entity_type, a.actor_id, a.occurred_at from svc_audit a where ${where})
      select (select count(*)::int from e) as total,
             (select coalesce(jsonb_object_agg(action, n), '{}') from (select action, count(*)::int n from e group by action) x) as by_action,
             (select coalesce(jsonb_object_agg(outcome, n), '{}') from (select outcome, count(*)::int n from e group by outcome) x) as by_outcome,
             (select coalesce(jsonb_agg(jsonb_build_object('entityType', entity_type, 'count', n) order by n desc, entity_type), '[]')
                from (select entity_type, count(*)::int n from e where entity_type is not null group by entity_type) x) as by_entity_type,
-            (select coalesce(jsonb_agg(jsonb_build_object('actorId', actor_id, 'count', n, 'lastAt', ${isoUtcSql('last_at')}) order by n desc, actor_id), '[]')
+            (select coalesce(jsonb_agg(jsonb_build_object('actorId', actor_id, 'count', n, 'lastAt', ${LAST_AT}) order by n desc, actor_id), '[]')
                from (select actor_id, count(*)::int n, max(occurred_at) last_at from e where actor_id is not null
-                      group by actor_id order by n desc, actor_id limit ${p.add(TOP_ACTORS, 'int')}) x) as top_actors`,
-    p.values,
-  );
+                      group by actor_id order by n desc, actor_id limit ${sql.value(TOP_ACTORS, 'int')}) x) as top_actors`));
   return {
     total: row.total,
     byAction: row.by_action,

@@ -6,6 +6,9 @@
 import type Koa from 'koa';
 import type { AuditPolicy } from '../config/index.ts';
 import type { Tx } from '../db/index.ts';
+import type { Binder, Sql } from '../sql/index.ts';
+
+export type { Binder };
 
 export type ActorKind = 'user' | 'worker' | 'system' | 'anonymous';
 export type Outcome = 'success' | 'denied' | 'error';
@@ -72,15 +75,10 @@ export interface AuditEntry {
   readonly requestId: string | null;
 }
 
-/** Something that binds a value and returns its placeholder (`$n`). */
-export interface Binder {
-  add(value: unknown, type?: string): string;
-}
-
 /**
- * A CTE body for a statement that creates a row in a CTE named `created`:
- * it writes the entry once per created row (none when the insert produced
- * none), so the create and its entry stay one statement.
+ * The string form of `entryFrom`, for statements still built as strings
+ * (jobs' enqueue): the CTE body for the CTE named `created`, values bound
+ * through `p`.
  */
 export type CreatedCte = (created: string, p: Binder) => string;
 
@@ -90,8 +88,10 @@ export type CreatedCte = (created: string, p: Binder) => string;
  * - `record(t, entries)`: in the caller's transaction, so a committed change
  *   has exactly one entry and a rolled-back one none. Many entries are one
  *   multi-row INSERT. A no-op under SVC_AUDIT_POLICY=off.
- * - `createdCte(entry)`: the same, folded into a one-statement create (see
- *   events' `withCreatedEvent`). Null under policy off.
+ * - `entryFrom(entry, created)`: the same, as the CTE fragment a
+ *   one-statement create composes: it writes the entry once per row of the
+ *   CTE `created` (none when the insert made none). Null under policy off.
+ *   `createdCte(entry)` is its string form for string-built statements.
  * - `denied(entry)` / `failed(entry)`: an attempt that changed nothing (401,
  *   403, failed login; or an error that rolled the change back), written in a
  *   transaction of its own with outcome `denied` / `error`. Never throws: a
@@ -102,6 +102,7 @@ export type CreatedCte = (created: string, p: Binder) => string;
 export interface AuditLog {
   readonly policy: AuditPolicy;
   record(t: Tx, entries: AuditEntryInput | readonly AuditEntryInput[]): Promise<void>;
+  entryFrom(entry: AuditEntryInput, created: Sql): Sql | null;
   createdCte(entry: AuditEntryInput): CreatedCte | null;
   denied(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;
   failed(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;

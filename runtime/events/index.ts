@@ -1,5 +1,5 @@
 export {
-  createEventStore,
+  createEventStore, cteFragments, CREATED,
   type EventStore, type NewEvent, type StoredEvent, type SqlQuery, type CreatedEvent, type CreatedCte, type NamedCte, type EventColumnsSql,
 } from './store.ts';
 export {

@@ -12,7 +12,8 @@
 import { newId } from '../ids.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
-import { bindTo, type TenantScope } from '../tenancy/index.ts';
+import type { TenantScope } from '../tenancy/index.ts';
+import { bind, bindTo, compile, fromBinder, sql, type Sql } from '../sql/index.ts';
 
 export interface NewEvent {
   /** Model name, or `Job` for job transitions. */
@@ -51,21 +52,22 @@ export interface EventStore {
   /** Appends many events of distinct streams in `t` (chunked). */
   appendMany(t: Tx, events: readonly NewEvent[]): Promise<void>;
   /**
-   * Folds a new stream's first event into the statement that creates its row:
-   * `row` is an INSERT ... RETURNING; the result runs it and appends a
-   * version-1 event whose data is the returned row, as one statement (one
-   * round trip, atomic on its own); it returns the created row's columns
-   * only. Null when the policy does not keep the stream: the caller then uses
-   * `append` in a transaction. `also`: CTEs of other capabilities that read
-   * the created row (the audit entry).
+   * The CTE body that appends a new stream's first event (version 1) once per
+   * row of `from`, the CTE that creates the stream's row (none when it made
+   * no row): a create composes it into its own statement, one round trip,
+   * atomic on its own. Without `event.data`, the data is the created row
+   * itself (`to_jsonb(from)`). Null when the policy does not keep the
+   * stream: the caller then uses `append` in a transaction.
+   */
+  firstEvent(event: CreatedEvent & { readonly eventId: string }, from: Sql): Sql | null;
+  /**
+   * String forms of `firstEvent` for statements still built as strings
+   * (jobs' enqueue): `withCreatedEvent` wraps an INSERT ... RETURNING in
+   * `with created as (...)`, appends the event and runs `also`, returning the
+   * created row's columns; `firstEventCte` is the CTE body over the CTE named
+   * by its first argument.
    */
   withCreatedEvent(row: SqlQuery, event: CreatedEvent, also?: readonly CreatedCte[]): SqlQuery | null;
-  /**
-   * A CTE body that appends a new stream's first event once per row of the
-   * CTE named by its first argument (none when it has no row): for a
-   * statement that creates the stream's row itself (a job enqueued with the
-   * write that caused it). Null when the policy does not keep the stream.
-   */
   firstEventCte(event: NewEvent & { readonly eventId: string }): CreatedCte | null;
   /**
    * The INSERT (a CTE body) that appends one event per row of `from`, in the
@@ -96,9 +98,9 @@ export interface SqlQuery {
 }
 
 /**
- * A CTE body another capability adds to the combined create statement: it
- * reads the created row from the CTE named `created` and binds its values
- * through `p` (placeholders after the statement's own). It may also return
+ * A CTE body of a string-built capability (jobs, actions) for a create
+ * statement: it reads the created row from the CTE named `created` and binds
+ * its values through `p`; `cteFragments` turns it into a fragment. It may also return
  * several CTEs named by itself, in order, when one must read another's rows
  * (a job insert, then its event): their names must be unique in the statement.
  */
@@ -139,45 +141,35 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
         await recordChanges(t, [{ ...event, eventId }]);
         return { eventId, version: 0 };
       }
-      const row = await t.one<{ version: number }>(
-        `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-         select $1, $2, $3, coalesce(max(version), 0) + 1, $4, $5, $6, $7
-           from svc_events where stream_type = $2 and stream_id = $3
-         returning version`,
-        [eventId, event.streamType, event.streamId, event.eventType, toJson(event.data), event.actorId, event.tenantId],
-      );
+      const [streamType, streamId] = [sql.value(event.streamType, 'text'), sql.value(event.streamId, 'text')];
+      const row = await t.one<{ version: number }>(compile(sql`
+        insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+        select ${sql.value(eventId, 'text')}, ${streamType}, ${streamId}, coalesce(max(version), 0) + 1,
+               ${sql.value(event.eventType, 'text')}, ${sql.value(toJson(event.data), 'jsonb')},
+               ${sql.value(event.actorId, 'text')}, ${sql.value(event.tenantId, 'text')}
+          from svc_events where stream_type = ${streamType} and stream_id = ${streamId}
+        returning version`));
       return { eventId, version: row.version };
     },
-    withCreatedEvent(row, event, also = []) {
+    firstEvent(event, from) {
       if (!keeps(event.streamType)) return null;
-      const eventId = event.eventId ?? newId();
-      const n = row.values.length;
-      const data = event.data === undefined ? 'to_jsonb(created)' : `$${n + 7}::jsonb`;
-      const values = [...row.values, eventId, event.streamType, event.streamId, event.eventType, event.actorId, event.tenantId,
-        ...(event.data === undefined ? [] : [toJson(event.data)])];
-      // Hot path (every create): no closures made per call (tsx names each one it makes).
-      const p = new Placeholders(values);
-      const $1 = `$${n + 1}`, $2 = `$${n + 2}`, $3 = `$${n + 3}`, $4 = `$${n + 4}`, $5 = `$${n + 5}`, $6 = `$${n + 6}`;
-      const more = also.map((cte, i) => {
-        const body = cte('created', p);
-        return typeof body === 'string' ? `, also_${i} as (${body})` : body.map((named) => `, ${named.name} as (${named.body})`).join('');
-      }).join('');
-      return {
-        text: `with created as (${row.text}),
-          appended as (
-            insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-            select ${$1}, ${$2}, ${$3}, 1, ${$4}, ${data}, ${$5}, ${$6} from created
-          )${more}
-          select created.* from created`,
-        values,
-      };
+      const data = event.data === undefined ? sql`to_jsonb(${from})` : sql.value(toJson(event.data), 'jsonb');
+      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+        select ${sql.value(event.eventId, 'text')}, ${sql.value(event.streamType, 'text')}, ${sql.value(event.streamId, 'text')}, 1,
+               ${sql.value(event.eventType, 'text')}, ${data}, ${sql.value(event.actorId, 'text')},
+               ${sql.value(event.tenantId, 'text')} from ${from}`;
+    },
+    withCreatedEvent(row, event, also = []) {
+      const appended = store.firstEvent({ ...event, eventId: event.eventId ?? newId() }, CREATED);
+      if (!appended) return null;
+      const values = [...row.values];
+      const p = bindTo(values);
+      const more = bind(cteFragments(also), p);
+      return { text: `with created as (${row.text}), appended as (${bind(appended, p)})${more} select created.* from created`, values };
     },
     firstEventCte(event) {
       if (!keeps(event.streamType)) return null;
-      return (source, p) => `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-        select ${p.add(event.eventId, 'text')}, ${p.add(event.streamType, 'text')}, ${p.add(event.streamId, 'text')}, 1,
-               ${p.add(event.eventType, 'text')}, ${p.add(toJson(event.data), 'jsonb')}, ${p.add(event.actorId, 'text')},
-               ${p.add(event.tenantId, 'text')} from ${source}`;
+      return (source, p) => bind(store.firstEvent(event, sql.ident(source))!, p);
     },
     appendFrom(streamType, from, c) {
       if (!keeps(streamType)) return null;
@@ -195,33 +187,25 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
       }
       const events = dropped.length > 0 ? all.filter((event) => keeps(event.streamType)) : all;
       for (let start = 0; start < events.length; start += MAX_ROWS_PER_INSERT) {
-        const chunk = events.slice(start, start + MAX_ROWS_PER_INSERT).map((event) => ({ ...event, eventId: event.eventId ?? newId() }));
-        const values: unknown[] = [];
-        const tuples = chunk.map((event, i) => {
-          values.push(event.eventId, event.streamType, event.streamId, event.eventType, toJson(event.data),
-            event.actorId, event.tenantId);
-          const p = i * 7;
-          return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}::jsonb, $${p + 6}, $${p + 7})`;
-        });
-        await t.none(
-          `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-           select v.id, v.st, v.sid,
-                  coalesce((select max(e.version) from svc_events e where e.stream_type = v.st and e.stream_id = v.sid), 0) + 1,
-                  v.et, v.data, v.actor, v.tenant
-             from (values ${tuples.join(', ')}) as v(id, st, sid, et, data, actor, tenant)`,
-          values,
-        );
+        const tuples = events.slice(start, start + MAX_ROWS_PER_INSERT).map((event) => sql`(${sql.join([
+          sql.value(event.eventId ?? newId()), sql.value(event.streamType), sql.value(event.streamId), sql.value(event.eventType),
+          sql.value(toJson(event.data), 'jsonb'), sql.value(event.actorId), sql.value(event.tenantId),
+        ], ', ')})`);
+        await t.none(compile(sql`
+          insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+          select v.id, v.st, v.sid,
+                 coalesce((select max(e.version) from svc_events e where e.stream_type = v.st and e.stream_id = v.sid), 0) + 1,
+                 v.et, v.data, v.actor, v.tenant
+            from (values ${sql.join(tuples, ', ')}) as v(id, st, sid, et, data, actor, tenant)`));
       }
     },
     async history(streamType, streamId, scope) {
-      const values: unknown[] = [streamType, streamId];
-      const rows = await db.manyOrNone(
-        `select id, seq, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at
-           from svc_events
-          where stream_type = $1 and stream_id = $2 ${scope ? `and ${scope.sql(bindTo(values), 'tenant_id')}` : ''}
-          order by version`,
-        values,
-      );
+      const scoped = scope ? sql` and ${scope.predicate(null)}` : sql.empty;
+      const rows = await db.manyOrNone(compile(sql`
+        select id, seq, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at
+          from svc_events
+         where stream_type = ${sql.value(streamType, 'text')} and stream_id = ${sql.value(streamId, 'text')}${scoped}
+         order by version`));
       return rows.map(toStoredEvent);
     },
     committed() {
@@ -238,12 +222,26 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
 /** History `off`: the changes the feed must carry without their events (no data, no version). */
 async function recordChanges(t: Tx, events: ReadonlyArray<NewEvent & { eventId: string }>): Promise<void> {
   if (events.length === 0) return;
-  await t.none(
-    `insert into svc_changes (id, stream_type, stream_id, event_type, tenant_id)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
-    [events.map((e) => e.eventId), events.map((e) => e.streamType), events.map((e) => e.streamId),
-      events.map((e) => e.eventType), events.map((e) => e.tenantId)],
-  );
+  const column = (of: (e: NewEvent & { eventId: string }) => string | null) => sql.value(events.map(of), 'text[]');
+  await t.none(compile(sql`
+    insert into svc_changes (id, stream_type, stream_id, event_type, tenant_id)
+    select * from unnest(${sql.join([column((e) => e.eventId), column((e) => e.streamType), column((e) => e.streamId),
+      column((e) => e.eventType), column((e) => e.tenantId)], ', ')})`));
+}
+
+/** The CTE a create statement names `created` (the row it inserts). */
+export const CREATED = sql.ident('created');
+
+/**
+ * String-built CTEs (jobs, actions) as one fragment to append after a
+ * statement's own CTEs: `, name as (body)` each.
+ */
+export function cteFragments(ctes: readonly CreatedCte[]): Sql {
+  if (ctes.length === 0) return sql.empty;
+  return fromBinder((p) => ctes.map((cte, i) => {
+    const body = cte('created', p);
+    return typeof body === 'string' ? `, also_${i} as (${body})` : body.map((named) => `, ${named.name} as (${named.body})`).join('');
+  }).join(''));
 }
 
 function toJson(data: unknown): string | null {
@@ -263,13 +261,4 @@ function toStoredEvent(row: Record<string, any>): StoredEvent {
     tenantId: row.tenant_id,
     occurredAt: row.occurred_at,
   };
-}
-
-/** Placeholders after a statement's own values: `add` appends a value and returns its `$n` (cast when typed). */
-class Placeholders {
-  constructor(private readonly values: unknown[]) {}
-
-  add(value: unknown, type?: string): string {
-    return `$${this.values.push(value)}${type ? `::${type}` : ''}`;
-  }
 }
