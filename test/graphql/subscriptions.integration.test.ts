@@ -31,6 +31,18 @@ interface Feed {
   until(count: number): Promise<any[]>;
 }
 
+/** Subscriptions the service's change feed holds: one more once a modelChanges subscription is live. */
+const subscribers = (service: TestService) => service.ctx.services.feed.stats().subscribers;
+
+/** Resolves once `service`'s feed holds more than `before` subscribers, or `refused()` (an error answered the subscription). */
+async function live(service: TestService, before: number, refused: () => boolean = () => false): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (subscribers(service) <= before && !refused()) {
+    if (Date.now() > deadline) throw new Error(`no subscription registered within 5000 ms (${subscribers(service)} subscribers)`);
+    await new Promise((done) => setTimeout(done, 5));
+  }
+}
+
 function connect(service: TestService, connectionParams: Record<string, unknown>): Client {
   const client = createClient({ url: `${service.url.replace('http', 'ws')}/graphql/ws`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: false, onNonLazyError: () => undefined });
   clients.push(client);
@@ -41,6 +53,7 @@ async function subscribe(service: TestService, as: { role: Role; tenantId?: stri
   const token = await service.token({ role: as.role, tenantId: as.tenantId ?? null });
   const client = connect(service, how === 'token' ? { token } : { authorization: `Bearer ${token}` });
   const feed = { changes: [] as any[], errors: [] as any[] };
+  const before = subscribers(service);
   const query = model === null ? 'subscription { modelChanges { eventType modelName eventId recordId tenantId } }'
     : `subscription { modelChanges(model: "${model}") { eventType modelName eventId recordId tenantId } }`;
   client.subscribe({ query }, {
@@ -48,9 +61,8 @@ async function subscribe(service: TestService, as: { role: Role; tenantId?: stri
     error: (error) => feed.errors.push(error),
     complete: () => undefined,
   });
-  // The subscription is live once the server has acknowledged and registered it.
-  await new Promise<void>((done) => client.on('connected', () => done()));
-  await new Promise((done) => setTimeout(done, 150));
+  // The subscription is live once the server has registered it with its change feed (or refused it).
+  await live(service, before, () => feed.errors.length > 0);
   return {
     ...feed,
     async until(count) {
@@ -81,11 +93,11 @@ describe('modelChanges', () => {
     const token = await first.token({ role: 'Admin', userId: 'platform-operator' });
     const admin = connect(first, { token, 'X-Tenant-ID': 't-entered' });
     const changes: any[] = [];
+    const before = subscribers(first);
     admin.subscribe({ query: 'subscription { modelChanges(model: "Company") { tenantId } }' }, {
       next: (message) => changes.push(message.data?.modelChanges), error: () => undefined, complete: () => undefined,
     });
-    await new Promise<void>((done) => admin.on('connected', () => done()));
-    await new Promise((done) => setTimeout(done, 150));
+    await live(first, before);
     await create(await clientFor(first, { role: 'Manager', tenantId: 'other-tenant' }), 'Company', { name: 'Elsewhere' });
     await create(await clientFor(first, { role: 'Manager', tenantId: 't-entered' }), 'Company', { name: 'Entered' });
     const deadline = Date.now() + 5000;
@@ -155,12 +167,13 @@ describe('modelChanges(after)', () => {
   it('replays what the client missed since `after`, then goes live: no gap, no duplicate at the seam', async () => {
     const writer = await clientFor(second, { role: 'Manager', tenantId: 'r1' });
     const elsewhere = await clientFor(second, { role: 'Manager', tenantId: 'r2' });
-    const live = await subscribeAfter(first, 'r1', null);
-    await new Promise((done) => setTimeout(done, 100)); // graphql-ws registers the subscription after 'connected'
+    const before = subscribers(first);
+    const current = await subscribeAfter(first, 'r1', null);
+    await live(first, before); // graphql-ws registers the subscription after 'connected'
     const seen = await create(writer, 'Company', { name: 'Seen' });
-    const [received] = await live.until(1);
+    const [received] = await current.until(1);
     expect(received.recordId).toBe(seen.id);
-    await live.client.dispose();
+    await current.client.dispose();
 
     const missed = [];
     for (let i = 0; i < 3; i++) missed.push((await create(writer, 'Company', { name: `Missed ${i}` })).id);

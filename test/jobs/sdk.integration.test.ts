@@ -120,16 +120,20 @@ describe('worker SDK', () => {
     const queue = freshQueue();
     const [first] = await enqueue(queue, 1);
     let started = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     const w = worker(queue, {
       handler: async () => {
         started++;
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        await released;
         return 'finished';
       },
     });
     void w.start();
     await waitFor(async () => started === 1);
-    await w.stop();
+    const stopping = w.stop(); // the job is in flight: stop waits for it
+    release();
+    await stopping;
     expect(await service.ctx.services.jobs.get(first)).toMatchObject({ status: 'succeeded', result: 'finished' });
     const [later] = await enqueue(queue, 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
