@@ -9,12 +9,12 @@ import { call as rest, type Reply } from '../jobs/helpers.ts';
 
 export const ACTIONS_FIXTURE = resolve(import.meta.dirname, 'fixtures', 'actions', 'schema.ts');
 
-/** A database of our own prefix (the global setup drops `svc_t_*` databases of parallel runs). */
-export const createActionsDatabase = (fixture?: string) => createTestDatabase('svcact', { fixture });
+/** A database of our own prefix (the global setup drops `svc_t_*` databases of parallel runs), migrated for the fixture. */
+export const createActionsDatabase = (fixture = ACTIONS_FIXTURE) => createTestDatabase('svcact', { fixture });
 
 export async function startActionsService(options: Omit<TestServiceOptions, 'database'> & { database?: TestDatabase } = {}): Promise<TestService> {
   const owned = options.database === undefined;
-  const database = options.database ?? (await createActionsDatabase(options.fixture ?? ACTIONS_FIXTURE));
+  const database = options.database ?? (await createActionsDatabase(options.fixture));
   const service = await startTestService({ fixture: ACTIONS_FIXTURE, ...options, database, env: { RATE_LIMIT_RPS: '10000000', ...options.env } });
   if (!owned) return service;
   return { ...service, close: async () => { await service.close(); await database.drop(); } };

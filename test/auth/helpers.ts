@@ -57,13 +57,13 @@ export async function createAndLogin(svc: TestService, email: string, password: 
 /**
  * A database of our own prefix: the shared global setup drops every `svc_t_*`
  * database when any test run starts, which kills a run already in progress
- * when several people test on one machine.
+ * when several people test on one machine. Migrated for the fixture (a clone of its template).
  */
-export const ownDatabase = (fixture?: string) => createTestDatabase('svc_auth', { fixture });
+export const ownDatabase = (fixture = DEFAULT_FIXTURE) => createTestDatabase('svc_auth', { fixture });
 
 /** startTestService on an own-prefix database, dropped by close(). */
 export async function startOwnService(options: TestServiceOptions = {}): Promise<TestService> {
-  const database = await ownDatabase(options.fixture ?? DEFAULT_FIXTURE);
+  const database = await ownDatabase(options.fixture);
   const svc = await startTestService({ ...options, database });
   return { ...svc, close: async () => { await svc.close(); await database.drop(); } };
 }

@@ -10,14 +10,14 @@ import type { Role } from '../../runtime/ir/types.ts';
 /**
  * A database of our own prefix: the shared global setup drops every `svc_t_*`
  * database, which would pull the floor from under a run of ours in parallel
- * with another engineer's.
+ * with another engineer's. Migrated for the fixture (a clone of its template).
  */
-export const createJobsDatabase = (fixture?: string) => createTestDatabase('svcjobs', { fixture });
+export const createJobsDatabase = (fixture = DEFAULT_FIXTURE) => createTestDatabase('svcjobs', { fixture });
 
 /** startTestService on its own database, dropped by close(). */
 export async function startJobsService(options: Omit<TestServiceOptions, 'database'> & { database?: TestDatabase } = {}) {
   const owned = options.database === undefined;
-  const database = options.database ?? (await createJobsDatabase(options.fixture ?? DEFAULT_FIXTURE));
+  const database = options.database ?? (await createJobsDatabase(options.fixture));
   // Workers make many requests from one address: the per-IP limiter (default 100/min) would throttle them.
   const env = { RATE_LIMIT_RPS: '10000000', ...options.env };
   const service = await startTestService({ ...options, env, database });

@@ -25,7 +25,7 @@ export interface CatalogOptions {
 
 /** startTestService on the catalog fixture; with custom projections added to the definition. */
 export async function startCatalog(options: CatalogOptions = {}): Promise<TestService> {
-  const database = options.database ?? (await testDatabase(CATALOG));
+  const database = options.database ?? (await testDatabase());
   const owned = !options.database;
   if (!options.projections) {
     const svc = await startTestService({ fixture: CATALOG, env: options.env, database }).catch(async (error) => {
@@ -70,10 +70,10 @@ async function mintToken(ctx: ServiceContext, signer: TokenSigner, p: Partial<Pr
 }
 
 /**
- * A database of our own. The prefix is not `svc_t_`: the global setup of any
+ * A database of our own, migrated for the fixture (a clone of its template). The prefix is not `svc_t_`: the global setup of any
  * vitest run drops every `svc_t_*` database, including those of runs in progress.
  */
-export function testDatabase(fixture?: string): Promise<TestDatabase> {
+export function testDatabase(fixture = CATALOG): Promise<TestDatabase> {
   return createTestDatabase('svc_tp', { fixture });
 }
 
