@@ -7,8 +7,7 @@
 import type { Tx } from '../db/index.ts';
 import { conflict, type HttpError } from '../http/errors.ts';
 import type { SchemaIR } from '../ir/types.ts';
-import { quoteIdent } from '../records/model.ts';
-import { Params } from '../records/sql.ts';
+import { compile, sql } from '../sql/index.ts';
 import { TenantScope } from '../tenancy/index.ts';
 
 /** At most this many records are named in a 409. */
@@ -27,16 +26,17 @@ export interface MediaReferences {
 export function mediaReferences(ir: SchemaIR): MediaReferences {
   const fields = ir.models.flatMap((model) => model.fields
     .filter((field) => field.type.kind === 'media' && field.column !== null)
-    .map((field) => ({ model: model.name, table: quoteIdent(model.table), column: quoteIdent(field.column!) })));
+    .map((field) => ({ model: model.name, table: sql.ident(model.table), column: sql.ident(field.column!) })));
   return {
     async holding(t, tenantId, id) {
       if (fields.length === 0) return [];
-      const p = new Params(TenantScope.of(tenantId));
-      const media = p.add(id, 'text');
-      const probes = fields.map((f) => `(select ${p.add(f.model, 'text')} as model, t."id" from ${f.table} t
-        where t.${f.column} = ${media} and t."deleted_at" is null and ${p.tenant()} limit ${SHOWN + 1})`);
-      const query = p.query(`select model, id from (${probes.join(' union all ')}) held limit ${SHOWN + 1}`);
-      return t.manyOrNone<MediaReference>(query.text, query.values);
+      const scope = TenantScope.of(tenantId);
+      const media = sql.value(id, 'text');
+      const limit = sql.value(SHOWN + 1, 'int');
+      const probes = fields.map((f) => sql`(select ${sql.value(f.model, 'text')} as model, t."id" from ${f.table} t
+        where t.${f.column} = ${media} and t."deleted_at" is null and ${scope.predicate()} limit ${limit})`);
+      return t.manyOrNone<MediaReference>(
+        compile(sql`select model, id from (${sql.join(probes, ' union all ')}) held limit ${limit}`, { scope }));
     },
   };
 }

@@ -5,7 +5,7 @@
  * only lowers the count; the sweep removes bytes nobody references.
  */
 import { isoUtcSql, type Db, type Tx } from '../db/index.ts';
-import { Params } from '../records/sql.ts';
+import { compile, sql, type Sql } from '../sql/index.ts';
 import { TenantScope } from '../tenancy/index.ts';
 import type { StorageDriver } from './drivers/index.ts';
 import { blobKey, commitKey } from './keys.ts';
@@ -38,11 +38,18 @@ export interface MediaRow {
 }
 
 
-const ROW = `m.id, m.tenant_id, m.owner_kind, m.owner_id, m.filename, m.content_type, m.size, m.sha256, m.status,
-  m.staging_key, b.storage_key, coalesce(m.expires_at < now(), false) as expired, ${isoUtcSql('m.created_at')} as created_at`;
+const COLUMNS = (storageKey: Sql) => sql`m.id, m.tenant_id, m.owner_kind, m.owner_id, m.filename, m.content_type, m.size, m.sha256,
+  m.status, m.staging_key, ${storageKey}, coalesce(m.expires_at < now(), false) as expired, ${sql.raw(isoUtcSql('m.created_at'))} as created_at`;
+/** A record with where its bytes are (the joined blob's key). */
+const ROW = COLUMNS(sql`b.storage_key`);
+/** A record just written, before its blob is looked up. */
+const WRITTEN = COLUMNS(sql`null as storage_key`);
 
-const FROM = `svc_media m left join svc_media_blobs b
+const FROM = sql`svc_media m left join svc_media_blobs b
   on m.status = 'committed' and b.sha256 = m.sha256 and b.tenant_id is not distinct from m.tenant_id`;
+
+/** Every statement on a scope's media renders that scope: compiled only when it did. */
+const scoped = (scope: TenantScope, statement: Sql) => compile(statement, { scope });
 
 function toRow(row: any): MediaRow {
   return {
@@ -60,10 +67,9 @@ export function metadataOf(row: MediaRow): MediaMetadata {
 
 /** A live record of the scope (pending or committed), or null: unknown and foreign ids look the same. */
 export async function findMedia(db: Db | Tx, scope: TenantScope, id: string, lock = false): Promise<MediaRow | null> {
-  const p = new Params(scope);
-  const text = `select ${ROW} from ${FROM} where m.id = ${p.add(id, 'text')} and m.deleted_at is null and ${scope.sql(p, 'm.tenant_id')}
-    ${lock ? 'for update of m' : ''}`;
-  const row = await db.oneOrNone(text, p.values);
+  const row = await db.oneOrNone(scoped(scope, sql`
+    select ${ROW} from ${FROM} where m.id = ${sql.value(id, 'text')} and m.deleted_at is null and ${scope.predicate('m')}
+    ${lock ? sql`for update of m` : sql.empty}`));
   return row ? toRow(row) : null;
 }
 
@@ -86,20 +92,19 @@ export interface NewMedia {
 async function referenceBlob(
   t: Tx, driver: StorageDriver, tenantId: string | null, stored: { size: number; sha256: string }, stagedKey: string,
 ): Promise<{ discard: string | null }> {
-  const row = await t.one<{ inserted: boolean }>(
-    `insert into svc_media_blobs (tenant_id, sha256, size, storage_key, refcount) values ($1, $2, $3, $4, 1)
-     on conflict (coalesce(tenant_id, ''), sha256)
-       do update set refcount = svc_media_blobs.refcount + 1, unreferenced_since = null
-     returning (xmax = 0) as inserted`,
-    [tenantId, stored.sha256, stored.size, stagedKey],
-  );
+  const scope = TenantScope.of(tenantId);
+  const row = await t.one<{ inserted: boolean }>(scoped(scope, sql`
+    insert into svc_media_blobs (tenant_id, sha256, size, storage_key, refcount)
+    values (${scope.stamp()}, ${sql.value(stored.sha256)}, ${sql.value(stored.size)}, ${sql.value(stagedKey)}, 1)
+    on conflict (coalesce(tenant_id, ''), sha256)
+      do update set refcount = svc_media_blobs.refcount + 1, unreferenced_since = null
+    returning (xmax = 0) as inserted`));
   if (!row.inserted) return { discard: stagedKey };
   // Promoted while the new blob row is locked: the sweep cannot remove these bytes meanwhile.
   const key = await driver.promote(stagedKey, blobKey(tenantId, stored.sha256));
   if (key !== stagedKey) {
-    const p = new Params(TenantScope.of(tenantId));
-    await t.none(`update svc_media_blobs set storage_key = ${p.add(key, 'text')}
-      where sha256 = ${p.add(stored.sha256, 'text')} and ${TenantScope.of(tenantId).sql(p, 'tenant_id')}`, p.values);
+    await t.none(scoped(scope, sql`update svc_media_blobs set storage_key = ${sql.value(key, 'text')}
+      where sha256 = ${sql.value(stored.sha256, 'text')} and ${scope.predicate(null)}`));
   }
   return { discard: null };
 }
@@ -111,12 +116,11 @@ export async function insertCommitted(
   const tenantId = media.scope.tenantId;
   const { row, discard } = await db.tx('svc-media-upload', async (t) => {
     const { discard } = await referenceBlob(t, driver, tenantId, stored, stagedKey);
-    const row = await t.one(
-      `insert into svc_media as m (id, tenant_id, owner_kind, owner_id, filename, content_type, size, sha256, status)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, 'committed')
-       returning ${ROW.replace(/b\.storage_key/, 'null as storage_key')}`,
-      [media.id, tenantId, media.owner.kind, media.owner.id, media.filename, media.contentType, stored.size, stored.sha256],
-    );
+    const row = await t.one(scoped(media.scope, sql`
+      insert into svc_media as m (id, tenant_id, owner_kind, owner_id, filename, content_type, size, sha256, status)
+      values (${sql.value(media.id)}, ${media.scope.stamp()}, ${sql.value(media.owner.kind)}, ${sql.value(media.owner.id)},
+              ${sql.value(media.filename)}, ${sql.value(media.contentType)}, ${sql.value(stored.size)}, ${sql.value(stored.sha256)}, 'committed')
+      returning ${WRITTEN}`));
     await audit(t, { id: media.id, metadata: metadataOf(toRow(row)) });
     return { row, discard };
   });
@@ -128,12 +132,12 @@ export async function insertCommitted(
 export async function insertPending(
   db: Db, media: NewMedia, size: number, stagingKey: string, ttlSecs: number,
 ): Promise<{ expiresAt: string }> {
-  return db.one(
-    `insert into svc_media (id, tenant_id, owner_kind, owner_id, filename, content_type, size, status, staging_key, expires_at)
-     values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, now() + make_interval(secs => $9))
-     returning ${isoUtcSql('expires_at')} as "expiresAt"`,
-    [media.id, media.scope.tenantId, media.owner.kind, media.owner.id, media.filename, media.contentType, size, stagingKey, ttlSecs],
-  );
+  return db.one(scoped(media.scope, sql`
+    insert into svc_media (id, tenant_id, owner_kind, owner_id, filename, content_type, size, status, staging_key, expires_at)
+    values (${sql.value(media.id)}, ${media.scope.stamp()}, ${sql.value(media.owner.kind)}, ${sql.value(media.owner.id)},
+            ${sql.value(media.filename)}, ${sql.value(media.contentType)}, ${sql.value(size)}, 'pending', ${sql.value(stagingKey)},
+            now() + make_interval(secs => ${sql.value(ttlSecs)}))
+    returning ${sql.raw(isoUtcSql('expires_at'))} as "expiresAt"`));
 }
 
 /**
@@ -146,11 +150,9 @@ export async function commitPending(
   t: Tx, driver: StorageDriver, row: MediaRow, stored: { size: number; sha256: string }, key: string, audit: MediaAudit,
 ): Promise<{ metadata: MediaMetadata; discard: string | null }> {
   const { discard } = await referenceBlob(t, driver, row.tenantId, stored, key);
-  const updated = await t.one(
-    `update svc_media m set status = 'committed', sha256 = $2, size = $3
-      where id = $1 returning ${ROW.replace(/b\.storage_key/, 'null as storage_key')}`,
-    [row.id, stored.sha256, stored.size],
-  );
+  const updated = await t.one(compile(sql`
+    update svc_media m set status = 'committed', sha256 = ${sql.value(stored.sha256)}, size = ${sql.value(stored.size)}
+     where id = ${sql.value(row.id)} returning ${WRITTEN}`));
   const metadata = metadataOf(toRow(updated));
   await audit(t, { id: row.id, metadata });
   return { metadata, discard };
@@ -166,24 +168,21 @@ export async function deleteMedia(
   db: Db, driver: StorageDriver, references: MediaReferences, scope: TenantScope, id: string,
   actor: { kind: 'user' | 'worker'; id: string; manager: boolean }, audit: MediaAudit,
 ): Promise<boolean> {
-  const p = new Params(scope);
-  const owner = actor.manager ? 'true' : `(m.owner_kind = ${p.add(actor.kind, 'text')} and m.owner_id = ${p.add(actor.id, 'text')})`;
-  const text = `update svc_media m set deleted_at = now()
-     where m.id = ${p.add(id, 'text')} and m.deleted_at is null and ${scope.sql(p, 'm.tenant_id')} and ${owner}
-     returning m.id, m.status, m.sha256, m.tenant_id, m.staging_key`;
+  const owner = actor.manager ? sql`true` : sql`(m.owner_kind = ${sql.value(actor.kind, 'text')} and m.owner_id = ${sql.value(actor.id, 'text')})`;
+  const deleting = scoped(scope, sql`update svc_media m set deleted_at = now()
+     where m.id = ${sql.value(id, 'text')} and m.deleted_at is null and ${scope.predicate('m')} and ${owner}
+     returning m.id, m.status, m.sha256, m.tenant_id, m.staging_key`);
   const deleted = await db.tx('svc-media-delete', async (t) => {
-    const row = await t.oneOrNone(text, p.values);
+    const row = await t.oneOrNone(deleting);
     if (row?.status === 'committed') {
       // Read after the update took the row lock; the transaction rolls back with the 409.
       const holders = await references.holding(t, row.tenant_id, id);
       if (holders.length > 0) throw stillReferenced(holders);
-      const q = new Params(TenantScope.of(row.tenant_id));
-      await t.none(
-        `update svc_media_blobs set refcount = refcount - 1,
-                unreferenced_since = case when refcount = 1 then now() else unreferenced_since end
-          where sha256 = ${q.add(row.sha256, 'text')} and ${TenantScope.of(row.tenant_id).sql(q, 'tenant_id')}`,
-        q.values,
-      );
+      const blobScope = TenantScope.of(row.tenant_id);
+      await t.none(scoped(blobScope, sql`
+        update svc_media_blobs set refcount = refcount - 1,
+               unreferenced_since = case when refcount = 1 then now() else unreferenced_since end
+         where sha256 = ${sql.value(row.sha256, 'text')} and ${blobScope.predicate(null)}`));
     }
     if (row) await audit(t, { id, metadata: null });
     return row;

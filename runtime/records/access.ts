@@ -1,7 +1,7 @@
 /**
  * Who may do what: the generated access table (`ctx.access[model][op]`),
  * Admin always allowed. The tenant scope every statement carries is the
- * caller's `scope`, rendered by `Params` (sql.ts).
+ * caller's `scope`, rendered by `scope.predicate()` and checked by `scopedQuery` (sql.ts).
  */
 import type { Principal } from '../auth/index.ts';
 import type { AuditRequest } from '../audit/index.ts';

@@ -5,6 +5,7 @@
  */
 import { redactFields, REDACTED, userActor, type AuditAction, type AuditEntryInput } from '../audit/index.ts';
 import { isoUtcSql } from '../db/index.ts';
+import { sql, type Sql } from '../sql/index.ts';
 import type { Caller } from './access.ts';
 import type { RecordsDeps } from './deps.ts';
 import type { Row } from './include.ts';
@@ -59,20 +60,25 @@ export const CHANGES_COLUMN = '__audit_changes';
  * over the updated columns: both sides rendered by Postgres alike. A
  * sensitive field is never read.
  */
-export function changesSql(info: ModelInfo, valid: ValidData, prior: string, now: string): string {
+export function changesSql(info: ModelInfo, valid: ValidData, prior: string, now: string): Sql {
   const sensitive = sensitiveOf(info);
+  const [before, after] = [sql.alias(prior), sql.alias(now)];
+  const at = (alias: Sql, c: ValidData['columns'][number]) => sql`${alias}.${c.ident}`;
   const pairs = valid.columns.map((c) => {
     const value = sensitive.has(c.name)
-      ? `'${JSON.stringify([REDACTED, REDACTED])}'::jsonb`
+      ? REDACTED_PAIR
       : c.sqlType === 'timestamptz'
-        ? `jsonb_build_array(${isoUtcSql(`${prior}.${c.quoted}`)}, ${isoUtcSql(`${now}.${c.quoted}`)})`
-        : `jsonb_build_array(${prior}.${c.quoted}, ${now}.${c.quoted})`;
-    return `'${c.name.replace(/'/g, "''")}', ${value}`;
+        ? sql`jsonb_build_array(${sql.raw(isoUtcSql(sql.text(at(before, c))))}, ${sql.raw(isoUtcSql(sql.text(at(after, c))))})`
+        : sql`jsonb_build_array(${at(before, c)}, ${at(after, c)})`;
+    return sql`${sql.value(c.name, 'text')}, ${value}`;
   });
-  return `jsonb_build_object(${pairs.join(', ')})`;
+  return sql`jsonb_build_object(${sql.join(pairs, ', ')})`;
 }
 
+const REDACTED_PAIR = sql`${sql.value(JSON.stringify([REDACTED, REDACTED]), 'jsonb')}`;
+
 /** The columns the `prior` subquery must select: the id and the updated ones. */
-export function priorColumns(valid: ValidData, alias: string): string {
-  return [`${alias}."id"`, ...valid.columns.map((c) => `${alias}.${c.quoted}`)].join(', ');
+export function priorColumns(valid: ValidData, alias: string): Sql {
+  const table = sql.alias(alias);
+  return sql.join([sql`${table}."id"`, ...valid.columns.map((c) => sql`${table}.${c.ident}`)], ', ');
 }

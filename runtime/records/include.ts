@@ -7,7 +7,8 @@ import type { Caller } from './access.ts';
 import type { RecordsDeps, Runner } from './deps.ts';
 import { invalid } from './errors.ts';
 import type { ModelInfo, RelationInfo } from './model.ts';
-import { Params } from './sql.ts';
+import { scopedQuery } from './sql.ts';
+import { sql } from '../sql/index.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -31,11 +32,10 @@ export function planIncludes(deps: RecordsDeps, info: ModelInfo, include: unknow
 }
 
 function related(deps: RecordsDeps, runner: Runner, plan: Plan, keyColumn: string, keys: string[], caller: Caller) {
-  const p = new Params(caller.scope);
-  const ids = p.add(keys, 'text[]');
-  const text = `select ${plan.target.selectList} from ${plan.target.table} t
-    where t."${keyColumn}" = any(${ids}) and t."deleted_at" is null and ${p.tenant()} order by t."id"`;
-  return deps.rows<Row>(runner, p.query(text));
+  const statement = sql`select ${plan.target.selectList} from ${plan.target.table} t
+    where t.${sql.ident(keyColumn)} = any(${sql.value(keys, 'text[]')}) and t."deleted_at" is null and ${caller.scope.predicate()}
+    order by t."id"`;
+  return deps.rows<Row>(runner, scopedQuery(caller.scope, statement));
 }
 
 async function loadOne(deps: RecordsDeps, runner: Runner, rows: Row[], plan: Plan, caller: Caller): Promise<void> {

@@ -7,7 +7,8 @@ import type { RecordsDeps } from './deps.ts';
 import { notFound } from './errors.ts';
 import type { Row } from './include.ts';
 import type { ModelInfo } from './model.ts';
-import { Params } from './sql.ts';
+import { scopedQuery } from './sql.ts';
+import { sql, type Sql } from '../sql/index.ts';
 import { actorOf, hookContext, hooksOf, inTransaction, lockedRows } from './write.ts';
 import { KIND_OF_STEP } from './triggers.ts';
 import type { Tx } from '../db/index.ts';
@@ -18,12 +19,12 @@ type Step = 'Deleted' | 'Restored' | 'HardDeleted';
 
 const ACTIONS: Record<Step, AuditAction> = { Deleted: 'record.delete', Restored: 'record.restore', HardDeleted: 'record.hardDelete' };
 
-const STATEMENTS: Record<Step, (info: ModelInfo, where: string) => string> = {
+const STATEMENTS: Record<Step, (info: ModelInfo, where: Sql) => Sql> = {
   Deleted: (info, where) =>
-    `update ${info.table} as t set "deleted_at" = now(), "updated_at" = now() where ${where} and t."deleted_at" is null returning ${info.selectList}`,
+    sql`update ${info.table} as t set "deleted_at" = now(), "updated_at" = now() where ${where} and t."deleted_at" is null returning ${info.selectList}`,
   Restored: (info, where) =>
-    `update ${info.table} as t set "deleted_at" = null, "updated_at" = now() where ${where} and t."deleted_at" is not null returning ${info.selectList}`,
-  HardDeleted: (info, where) => `delete from ${info.table} as t where ${where} returning t."id"`,
+    sql`update ${info.table} as t set "deleted_at" = null, "updated_at" = now() where ${where} and t."deleted_at" is not null returning ${info.selectList}`,
+  HardDeleted: (info, where) => sql`delete from ${info.table} as t where ${where} returning t."id"`,
 };
 
 async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: string, kind: Step): Promise<Row> {
@@ -35,9 +36,8 @@ async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: strin
     const hookCtx = hookContext(info, caller, t);
     if (deleting && hooks.beforeDelete) await hooks.beforeDelete(id, hookCtx);
     const old = watched ? (await lockedRows(deps, t, info, caller, [id], true))[0] ?? null : null;
-    const p = new Params(caller.scope);
-    const where = `t."id" = ${p.add(id, 'text')} and ${p.tenant()}`;
-    const rows = await deps.rows<Row>(t, p.query(STATEMENTS[kind](info, where)));
+    const where = sql`t."id" = ${sql.value(id, 'text')} and ${caller.scope.predicate()}`;
+    const rows = await deps.rows<Row>(t, scopedQuery(caller.scope, STATEMENTS[kind](info, where)));
     if (rows.length === 0) throw notFound(info.name, id);
     const data = kind === 'Deleted' ? { id, deletedAt: rows[0].deletedAt } : { id };
     const { eventId } = await deps.events.append(t, { streamType: info.name, streamId: id, eventType: kind, data, actorId: actorOf(caller), tenantId: caller.scope.tenantId });

@@ -6,6 +6,7 @@
 import type { Field, Model, SchemaIR, Scalar } from '../ir/types.ts';
 import { SYSTEM_COLUMNS } from '../ir/types.ts';
 import { isoUtcSql } from '../db/index.ts';
+import { sql, type Sql } from '../sql/index.ts';
 
 export type SqlType = 'text' | 'double precision' | 'boolean' | 'timestamptz' | 'jsonb';
 
@@ -13,7 +14,8 @@ export interface ColumnInfo {
   /** JSON name in output and the canonical input name (`companyId`, `tenantId`). */
   readonly name: string;
   readonly column: string;
-  readonly quoted: string;
+  /** The column's quoted name. */
+  readonly ident: Sql;
   readonly sqlType: SqlType;
   /** The declared field; null for system columns. */
   readonly field: Field | null;
@@ -32,7 +34,7 @@ export interface RelationInfo {
 export interface ModelInfo {
   readonly model: Model;
   readonly name: string;
-  readonly table: string;
+  readonly table: Sql;
   readonly columns: readonly ColumnInfo[];
   /** Declared fields that own a column, keyed by every accepted input spelling. */
   readonly inputs: ReadonlyMap<string, ColumnInfo>;
@@ -40,15 +42,13 @@ export interface ModelInfo {
   readonly filterable: ReadonlyMap<string, ColumnInfo>;
   readonly relations: ReadonlyMap<string, RelationInfo>;
   /** `select` list that yields rows already shaped as output JSON. */
-  readonly selectList: string;
+  readonly selectList: Sql;
   fieldOfColumn(column: string): string | undefined;
 }
 
 const SCALAR_SQL: Record<Scalar, SqlType> = {
   string: 'text', number: 'double precision', boolean: 'boolean', date: 'timestamptz',
 };
-
-export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 function sqlTypeOf(field: Field): SqlType {
   switch (field.type.kind) {
@@ -64,18 +64,18 @@ const SYSTEM_TYPES: Record<string, SqlType> = {
 };
 
 /** Timestamps in the one response format (ISO 8601, UTC, milliseconds); cursors carry exact values (order.ts). */
-function selectExpression(c: ColumnInfo): string {
-  const source = `t.${c.quoted}`;
-  const value = c.sqlType === 'timestamptz' ? isoUtcSql(source) : source;
-  return `${value} as ${quoteIdent(c.name)}`;
+function selectExpression(c: ColumnInfo): Sql {
+  const source = sql`t.${c.ident}`;
+  const value = c.sqlType === 'timestamptz' ? sql.raw(isoUtcSql(sql.text(source))) : source;
+  return sql`${value} as ${sql.ident(c.name)}`;
 }
 
 function columnsOf(model: Model): ColumnInfo[] {
   const system = SYSTEM_COLUMNS.map((s) => ({
-    name: s.name, column: s.column, quoted: quoteIdent(s.column), sqlType: SYSTEM_TYPES[s.column], field: null,
+    name: s.name, column: s.column, ident: sql.ident(s.column), sqlType: SYSTEM_TYPES[s.column], field: null,
   }));
   const declared = model.fields.filter((f) => f.column !== null).map((f) => ({
-    name: f.inputName, column: f.column!, quoted: quoteIdent(f.column!), sqlType: sqlTypeOf(f), field: f,
+    name: f.inputName, column: f.column!, ident: sql.ident(f.column!), sqlType: sqlTypeOf(f), field: f,
   }));
   return [...system, ...declared];
 }
@@ -113,9 +113,10 @@ export function compileModel(model: Model, byName: ReadonlyMap<string, Model>): 
   }
   const byColumn = new Map(columns.map((c) => [c.column, c.name]));
   return {
-    model, name: model.name, table: quoteIdent(model.table), columns, inputs, filterable,
+    model, name: model.name, table: sql.ident(model.table), columns, inputs, filterable,
     relations: relationsOf(model, byName),
-    selectList: columns.map(selectExpression).join(', '),
+    // One constant fragment: compiled on every read, so it is flattened once here.
+    selectList: sql.raw(sql.text(sql.join(columns.map(selectExpression), ', '))),
     fieldOfColumn: (column) => byColumn.get(column),
   };
 }

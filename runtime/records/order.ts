@@ -5,7 +5,7 @@
  */
 import { invalid } from './errors.ts';
 import type { ColumnInfo, ModelInfo } from './model.ts';
-import type { Params } from './sql.ts';
+import { sql, type Sql } from '../sql/index.ts';
 import { checkFilterValue, isPlainObject } from './values.ts';
 
 export interface SortKey {
@@ -38,8 +38,12 @@ export function sortKeys(info: ModelInfo, orderBy: unknown): SortKey[] {
   return keys.slice(0, keys.findIndex((k) => k.column.column === 'id') + 1);
 }
 
-export function orderSql(keys: readonly SortKey[], alias = 't'): string {
-  return keys.map((k) => `${alias}.${k.column.quoted} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', ');
+const DESC = sql.raw('desc nulls first');
+const ASC = sql.raw('asc nulls last');
+
+export function orderSql(keys: readonly SortKey[], alias = 't'): Sql {
+  const table = sql.alias(alias);
+  return sql.join(keys.map((k) => sql`${table}.${k.column.ident} ${k.desc ? DESC : ASC}`), ', ');
 }
 
 // ------------------------------------------------------------------ cursors
@@ -53,10 +57,11 @@ const exactName = (i: number) => `__cursor_${i}`;
  * sort key: responses show milliseconds, and a cursor made from a rounded
  * value would repeat or skip rows. Removed from the rows by `takeCursor`.
  */
-export function exactCursorColumns(keys: readonly SortKey[], alias = 't'): string {
-  return keys.map((k, i) => (k.column.sqlType === 'timestamptz'
-    ? `, to_char(${alias}.${k.column.quoted} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "${exactName(i)}"`
-    : '')).join('');
+export function exactCursorColumns(keys: readonly SortKey[], alias = 't'): Sql {
+  const table = sql.alias(alias);
+  return sql.join(keys.map((k, i) => (k.column.sqlType === 'timestamptz'
+    ? sql`, to_char(${table}.${k.column.ident} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ${sql.ident(exactName(i))}`
+    : sql.empty)), '');
 }
 
 /** The cursor after `last` (null without one); removes the exact columns from every row. */
@@ -86,23 +91,24 @@ function decodeCursor(keys: readonly SortKey[], cursor: string): unknown[] {
 }
 
 /** Rows strictly after `value` in one key's order (nulls sort last ascending, first descending). */
-function after(key: SortKey, col: string, value: unknown, p: Params): string {
-  if (value === null) return key.desc ? `${col} is not null` : 'false';
-  const v = p.add(checkFilterValue(key.column, value, 'after'), key.column.sqlType);
-  return key.desc ? `${col} < ${v}` : `(${col} > ${v} or ${col} is null)`;
+function after(key: SortKey, col: Sql, value: unknown): Sql {
+  if (value === null) return key.desc ? sql`${col} is not null` : sql`false`;
+  const v = sql.value(checkFilterValue(key.column, value, 'after'), key.column.sqlType);
+  return key.desc ? sql`${col} < ${v}` : sql`(${col} > ${v} or ${col} is null)`;
 }
 
-function equal(key: SortKey, col: string, value: unknown, p: Params): string {
-  if (value === null) return `${col} is null`;
-  return `${col} = ${p.add(checkFilterValue(key.column, value, 'after'), key.column.sqlType)}`;
+function equal(key: SortKey, col: Sql, value: unknown): Sql {
+  if (value === null) return sql`${col} is null`;
+  return sql`${col} = ${sql.value(checkFilterValue(key.column, value, 'after'), key.column.sqlType)}`;
 }
 
 /** `(k1 after v1) or (k1 = v1 and k2 after v2) or ...`: the rows following the cursor. */
-export function afterCursorSql(keys: readonly SortKey[], cursor: string, p: Params, alias = 't'): string {
+export function afterCursorSql(keys: readonly SortKey[], cursor: string, alias = 't'): Sql {
   const values = decodeCursor(keys, cursor);
+  const table = sql.alias(alias);
   const branches = keys.map((key, i) => {
-    const prefix = keys.slice(0, i).map((k, j) => equal(k, `${alias}.${k.column.quoted}`, values[j], p));
-    return [...prefix, after(key, `${alias}.${key.column.quoted}`, values[i], p)].join(' and ');
+    const prefix = keys.slice(0, i).map((k, j) => equal(k, sql`${table}.${k.column.ident}`, values[j]));
+    return sql`(${sql.join([...prefix, after(key, sql`${table}.${key.column.ident}`, values[i])], ' and ')})`;
   });
-  return `(${branches.map((b) => `(${b})`).join(' or ')})`;
+  return sql`(${sql.join(branches, ' or ')})`;
 }

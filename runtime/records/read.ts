@@ -9,8 +9,10 @@ import { invalid, notFound } from './errors.ts';
 import { loadIncludes, planIncludes, type Row } from './include.ts';
 import type { ModelInfo } from './model.ts';
 import { afterCursorSql, exactCursorColumns, orderSql, sortKeys, takeCursor } from './order.ts';
-import { Params } from './sql.ts';
+import { scopedQuery } from './sql.ts';
 import { compileWhere } from './where.ts';
+import { sql, type Sql } from '../sql/index.ts';
+import type { TenantScope } from '../tenancy/index.ts';
 
 export const LIMITS = { defaultLimit: 100, maxLimit: 1000, defaultFirst: 20, maxFirst: 100 } as const;
 
@@ -45,17 +47,19 @@ function bounded(value: number | null | undefined, name: string, fallback: numbe
   return Math.min(value, max);
 }
 
-function filterSql(deps: RecordsDeps, info: ModelInfo, where: unknown, p: Params, deleted: boolean): string {
-  const live = deleted ? 't."deleted_at" is not null' : 't."deleted_at" is null';
-  return `${live} and ${p.tenant()} and ${compileWhere(info, where, p, deps.limits.where)}`;
+const LIVE = sql`t."deleted_at" is null`;
+const DELETED = sql`t."deleted_at" is not null`;
+
+function filterSql(deps: RecordsDeps, info: ModelInfo, where: unknown, scope: TenantScope, deleted: boolean): Sql {
+  return sql`${deleted ? DELETED : LIVE} and ${scope.predicate()} and ${compileWhere(info, where, deps.limits.where)}`;
 }
 
 export async function getRecord(deps: RecordsDeps, caller: Caller, model: unknown, id: string, include?: unknown) {
   const info = deps.model(model, 'read', caller);
   const plans = planIncludes(deps, info, include, caller);
-  const p = new Params(caller.scope);
-  const text = `select ${info.selectList} from ${info.table} t where t."id" = ${p.add(id, 'text')} and ${filterSql(deps, info, null, p, false)}`;
-  const rows = await deps.rows<Row>(deps.readDb, p.query(text));
+  const statement = sql`select ${info.selectList} from ${info.table} t
+    where t."id" = ${sql.value(id, 'text')} and ${filterSql(deps, info, null, caller.scope, false)}`;
+  const rows = await deps.rows<Row>(deps.readDb, scopedQuery(caller.scope, statement));
   await loadIncludes(deps, deps.readDb, rows, plans, caller);
   return rows[0] ?? null;
 }
@@ -65,12 +69,11 @@ async function list(deps: RecordsDeps, caller: Caller, model: unknown, args: Lis
   const limit = bounded(args.limit, 'limit', LIMITS.defaultLimit, 1, LIMITS.maxLimit);
   const offset = bounded(args.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const plans = deleted ? [] : planIncludes(deps, info, args.include, caller);
-  const p = new Params(caller.scope);
-  const filter = filterSql(deps, info, args.where, p, deleted);
+  const filter = filterSql(deps, info, args.where, caller.scope, deleted);
   const order = orderSql(sortKeys(info, args.orderBy));
-  const text = `select ${info.selectList} from ${info.table} t where ${filter} order by ${order}
-    limit ${p.add(limit, 'int')} offset ${p.add(offset, 'bigint')}`;
-  const rows = await deps.rows<Row>(deps.readDb, p.query(text));
+  const statement = sql`select ${info.selectList} from ${info.table} t where ${filter} order by ${order}
+    limit ${sql.value(limit, 'int')} offset ${sql.value(offset, 'bigint')}`;
+  const rows = await deps.rows<Row>(deps.readDb, scopedQuery(caller.scope, statement));
   await loadIncludes(deps, deps.readDb, rows, plans, caller);
   return rows;
 }
@@ -83,20 +86,17 @@ export async function pageRecords(deps: RecordsDeps, caller: Caller, model: unkn
   const first = bounded(args.first, 'first', LIMITS.defaultFirst, 1, LIMITS.maxFirst);
   const plans = planIncludes(deps, info, args.include, caller);
   const keys = sortKeys(info, args.orderBy);
-  const p = new Params(caller.scope);
-  const filter = filterSql(deps, info, args.where, p, false);
-  const countValues = [...p.values];
-  const cursor = args.after ? ` and ${afterCursorSql(keys, args.after, p)}` : '';
-  const text = `select ${info.selectList}${exactCursorColumns(keys)} from ${info.table} t where ${filter}${cursor}
-    order by ${orderSql(keys)} limit ${p.add(first + 1, 'int')}`;
-  const rows = await deps.rows<Row>(deps.readDb, p.query(text));
+  const filter = filterSql(deps, info, args.where, caller.scope, false);
+  const cursor = args.after ? sql` and ${afterCursorSql(keys, args.after)}` : sql.empty;
+  const statement = sql`select ${info.selectList}${exactCursorColumns(keys)} from ${info.table} t where ${filter}${cursor}
+    order by ${orderSql(keys)} limit ${sql.value(first + 1, 'int')}`;
+  const rows = await deps.rows<Row>(deps.readDb, scopedQuery(caller.scope, statement));
   const hasNextPage = rows.length > first;
   const items = hasNextPage ? rows.slice(0, first) : rows;
   let totalCount: number | null = null;
   if (args.withTotal !== false) {
-    const count = await deps.rows<{ n: number }>(deps.readDb, {
-      ...p.query(`select count(*)::int as n from ${info.table} t where ${filter}`), values: countValues,
-    });
+    const count = await deps.rows<{ n: number }>(deps.readDb,
+      scopedQuery(caller.scope, sql`select count(*)::int as n from ${info.table} t where ${filter}`));
     totalCount = count[0].n;
   }
   const endCursor = takeCursor(keys, rows, items.at(-1));

@@ -5,17 +5,18 @@
  * one record, so no event is lost and no version repeats.
  */
 import { newId } from '../ids.ts';
-import type { HookContext, ModelHooks } from '../service/types.ts';
+import type { HookContext, ModelHooks } from '../core/index.ts';
 import type { Caller } from './access.ts';
 import type { RecordsDeps, Runner } from './deps.ts';
 import { fromDatabaseError, invalid, notFound, RecordError } from './errors.ts';
 import type { Row } from './include.ts';
 import type { ModelInfo } from './model.ts';
-import { Params, toDbValue } from './sql.ts';
+import { columnValue, scopedQuery } from './sql.ts';
 import type { ValidData } from './validate.ts';
 import { compileWhere } from './where.ts';
 import { afterCommit, type Tx } from '../db/index.ts';
-import type { CreatedCte } from '../events/index.ts';
+import { cteFragments, CREATED, type CreatedCte } from '../events/index.ts';
+import { sql, type Sql } from '../sql/index.ts';
 import { changesSql, CHANGES_COLUMN, createdEntry, keepsChanges, priorColumns, recordEntry } from './audit.ts';
 
 export const actorOf = (caller: Caller) => caller.principal?.userId ?? null;
@@ -49,11 +50,11 @@ type FieldInfo = NonNullable<ValidData['columns'][number]['field']>;
 interface Reference {
   readonly field: FieldInfo;
   /** The referenced table: the target model's, or the media capability's `svc_media`. */
-  readonly table: string;
+  readonly table: Sql;
   /** What the value must name, for the error: `a Company`, `a media item`. */
   readonly what: string;
   /** Extra condition on the referenced row (media: committed uploads only). */
-  readonly live: string;
+  readonly live: Sql;
   /**
    * Media only: the row is locked `for share` until the write commits, so a
    * DELETE /media/{id} racing it waits, then sees this record and answers 409
@@ -64,41 +65,54 @@ interface Reference {
   readonly value: unknown;
 }
 
+const MEDIA_TABLE = sql.ident('svc_media');
+const COMMITTED = sql` and t."status" = 'committed'`;
+const FOR_SHARE = sql` for share of t`;
+
 /** The belongsTo and Media fields set (non-null) in `valid`, with what they must refer to. */
 function references(deps: RecordsDeps, valid: ValidData): Reference[] {
   return valid.columns.flatMap((c, i): Reference[] => {
     const type = c.field?.type;
     if (valid.values[i] === null) return [];
     if (type?.kind === 'media') {
-      return [{ field: c.field!, table: 'svc_media', what: 'a media item', live: ` and t."status" = 'committed'`, lock: true, value: valid.values[i] }];
+      return [{ field: c.field!, table: MEDIA_TABLE, what: 'a media item', live: COMMITTED, lock: true, value: valid.values[i] }];
     }
     if (type?.kind !== 'belongsTo') return [];
     const target = deps.models.get(type.model)!;
-    return [{ field: c.field!, table: target.table, what: `a ${target.name}`, live: '', lock: false, value: valid.values[i] }];
+    return [{ field: c.field!, table: target.table, what: `a ${target.name}`, live: sql.empty, lock: false, value: valid.values[i] }];
   });
 }
 
 /** SQL true when the reference is a live row of its table in the caller's tenant. */
-function referenceSql(ref: Reference, p: Params): string {
-  return `exists (select 1 from ${ref.table} t where t."id" = ${p.add(ref.value, 'text')} and t."deleted_at" is null${ref.live} and ${p.tenant()}${ref.lock ? ' for share of t' : ''})`;
+function referenceSql(ref: Reference, caller: Caller): Sql {
+  return sql`exists (select 1 from ${ref.table} t where t."id" = ${sql.value(ref.value, 'text')} and t."deleted_at" is null${ref.live}
+    and ${caller.scope.predicate()}${ref.lock ? FOR_SHARE : sql.empty})`;
 }
 
 /** A belongsTo or Media field must point at a live row of the same tenant: no cross-tenant links. */
 async function checkReferences(deps: RecordsDeps, t: Runner, valid: ValidData, caller: Caller) {
   for (const ref of references(deps, valid)) {
-    const p = new Params(caller.scope);
-    const found = await deps.rows<{ ok: boolean }>(t, p.query(`select ${referenceSql(ref, p)} as ok`));
+    const found = await deps.rows<{ ok: boolean }>(t, scopedQuery(caller.scope, sql`select ${referenceSql(ref, caller)} as ok`));
     if (!found[0].ok) throw invalid(ref.field.inputName, `${ref.field.inputName} does not refer to ${ref.what}`);
   }
 }
 
+const ID_AND_TENANT = sql`"id", "tenant_id"`;
+
+/** The column list and the values of a new row: id and tenant first, then the written fields. */
+function newRow(id: string, caller: Caller, valid: ValidData): { columns: Sql; values: Sql } {
+  const columns = valid.columns.map((c) => c.ident);
+  const values = valid.columns.map((c, i) => columnValue(valid.values[i], c.sqlType));
+  return {
+    columns: columns.length === 0 ? ID_AND_TENANT : sql`${ID_AND_TENANT}, ${sql.join(columns, ', ')}`,
+    values: sql.join([sql.value(id, 'text'), caller.scope.stamp(), ...values], ', '),
+  };
+}
+
 async function insertRow(deps: RecordsDeps, t: Tx, info: ModelInfo, id: string, caller: Caller, valid: ValidData): Promise<Row> {
-  const p = new Params(caller.scope);
-  const columns = ['"id"', '"tenant_id"', ...valid.columns.map((c) => c.quoted)];
-  const values = [p.add(id, 'text'), p.stamp(),
-    ...valid.columns.map((c, i) => p.add(toDbValue(valid.values[i], c.sqlType), c.sqlType))];
-  const text = `insert into ${info.table} as t (${columns.join(', ')}) values (${values.join(', ')}) returning ${info.selectList}`;
-  const rows = await deps.rows<Row>(t, p.query(text));
+  const { columns, values } = newRow(id, caller, valid);
+  const statement = sql`insert into ${info.table} as t (${columns}) values (${values}) returning ${info.selectList}`;
+  const rows = await deps.rows<Row>(t, scopedQuery(caller.scope, statement));
   return rows[0];
 }
 
@@ -142,18 +156,18 @@ export async function createRecord(deps: RecordsDeps, caller: Caller, model: unk
 async function createInOneStatement(
   deps: RecordsDeps, info: ModelInfo, id: string, eventId: string, caller: Caller, valid: ValidData, triggered: readonly CreatedCte[],
 ): Promise<Row | null> {
-  const p = new Params(caller.scope);
-  const columns = ['"id"', '"tenant_id"', ...valid.columns.map((c) => c.quoted)];
-  const values = [p.add(id, 'text'), p.stamp(),
-    ...valid.columns.map((c, i) => p.add(toDbValue(valid.values[i], c.sqlType), c.sqlType))];
-  const refs = references(deps, valid).map((ref) => referenceSql(ref, p));
-  const source = refs.length > 0 ? `select ${values.join(', ')} where ${refs.join(' and ')}` : `values (${values.join(', ')})`;
-  const row = p.query(`insert into ${info.table} as t (${columns.join(', ')}) ${source} returning ${info.selectList}`);
-  const audited = deps.audit.createdCte(createdEntry(info, caller, id, eventId, valid));
-  const query = deps.events.withCreatedEvent(row, {
+  const event = deps.events.firstEvent({
     streamType: info.name, streamId: id, eventType: 'Created', actorId: actorOf(caller), tenantId: caller.scope.tenantId, eventId,
-  }, [...(audited ? [audited] : []), ...triggered]);
-  if (!query) return null;
+  }, CREATED);
+  if (!event) return null;
+  const { columns, values } = newRow(id, caller, valid);
+  const refs = references(deps, valid).map((ref) => referenceSql(ref, caller));
+  const source = refs.length > 0 ? sql`select ${values} where ${sql.join(refs, ' and ')}` : sql`values (${values})`;
+  const audited = deps.audit.entryFrom(createdEntry(info, caller, id, eventId, valid), CREATED);
+  const query = scopedQuery(caller.scope, sql`
+    with ${CREATED} as (insert into ${info.table} as t (${columns}) ${source} returning ${info.selectList}),
+         appended as (${event})${audited ? sql`, audited as (${audited})` : sql.empty}${cteFragments(triggered)}
+    select ${CREATED}.* from ${CREATED}`);
   let rows: Row[];
   try {
     rows = await deps.rows<Row>(deps.db, query);
@@ -173,14 +187,17 @@ async function createInOneStatement(
  * `lock`, taken FOR UPDATE (a watched write reads the row it replaces).
  */
 export async function lockedRows(deps: RecordsDeps, t: Tx, info: ModelInfo, caller: Caller, ids: string[], lock: boolean): Promise<Row[]> {
-  const p = new Params(caller.scope);
-  const text = `select ${info.selectList} from ${info.table} t where t."id" = any(${p.add(ids, 'text[]')}) and ${p.tenant()}${lock ? ' for update' : ''}`;
-  return deps.rows<Row>(t, p.query(text));
+  const statement = sql`select ${info.selectList} from ${info.table} t
+    where t."id" = any(${sql.value(ids, 'text[]')}) and ${caller.scope.predicate()}${lock ? FOR_UPDATE : sql.empty}`;
+  return deps.rows<Row>(t, scopedQuery(caller.scope, statement));
 }
 
-function setList(valid: ValidData, p: Params): string {
-  const sets = valid.columns.map((c, i) => `${c.quoted} = ${p.add(toDbValue(valid.values[i], c.sqlType), c.sqlType)}`);
-  return [...sets, '"updated_at" = now()'].join(', ');
+const FOR_UPDATE = sql` for update`;
+const UPDATED_NOW = sql`"updated_at" = now()`;
+
+function setList(valid: ValidData): Sql {
+  const sets = valid.columns.map((c, i) => sql`${c.ident} = ${columnValue(valid.values[i], c.sqlType)}`);
+  return sql.join([...sets, UPDATED_NOW], ', ');
 }
 
 /** Updates one live row in `t` (hooks included); NOT_FOUND when the tenant has no such live row. */
@@ -193,8 +210,7 @@ async function updateOne(deps: RecordsDeps, t: Tx, info: ModelInfo, caller: Call
     if (changed) valid = deps.validator.data(info, changed, 'update');
   }
   await checkReferences(deps, t, valid, caller);
-  const p = new Params(caller.scope);
-  const rows = await deps.rows<Row>(t, p.query(updateOneSql(deps, info, id, valid, p)));
+  const rows = await deps.rows<Row>(t, scopedQuery(caller.scope, updateOneSql(deps, info, id, valid, caller)));
   if (rows.length === 0) throw notFound(info.name, id);
   const { [CHANGES_COLUMN]: changes, ...row } = rows[0];
   if (hooks.afterUpdate) await hooks.afterUpdate(row, hookCtx);
@@ -226,17 +242,17 @@ export async function updateMany(deps: RecordsDeps, caller: Caller, model: unkno
   const hooks = hooksOf(deps, info);
   const perRow = Boolean(hooks.beforeUpdate || hooks.afterUpdate);
   const watched = deps.triggers.watches(info.name, 'updated');
-  const p = new Params(caller.scope);
-  const filter = `t."deleted_at" is null and ${p.tenant()} and ${compileWhere(info, where ?? {}, p, deps.limits.where)}`;
+  const filter = sql`t."deleted_at" is null and ${caller.scope.predicate()} and ${compileWhere(info, where ?? {}, deps.limits.where)}`;
+  const query = (statement: Sql) => scopedQuery(caller.scope, statement);
   return inTransaction(deps, info, async (t) => {
     let changes: Array<{ id: string; data: unknown; audit: Record<string, unknown> | null }>;
     // A watched model's old rows, locked before the write (the same rows the update then takes).
     const old = watched
-      ? await deps.rows<Row>(t, p.query(`select ${info.selectList} from ${info.table} t where ${filter} order by t."id" for update`))
+      ? await deps.rows<Row>(t, query(sql`select ${info.selectList} from ${info.table} t where ${filter} order by t."id" for update`))
       : [];
     if (perRow) {
       // Hooks see (and may change) each row's patch, so rows are written one by one.
-      const ids = await deps.rows<{ id: string }>(t, p.query(`select t."id" from ${info.table} t where ${filter} order by t."id" for update`));
+      const ids = await deps.rows<{ id: string }>(t, query(sql`select t."id" from ${info.table} t where ${filter} order by t."id" for update`));
       changes = [];
       for (const { id } of ids) {
         const updated = await updateOne(deps, t, info, caller, id, patch);
@@ -244,7 +260,7 @@ export async function updateMany(deps: RecordsDeps, caller: Caller, model: unkno
       }
     } else {
       await checkReferences(deps, t, patch, caller);
-      const rows = await deps.rows<{ id: string; [CHANGES_COLUMN]?: Record<string, unknown> }>(t, p.query(updateManySql(deps, info, patch, filter, p)));
+      const rows = await deps.rows<{ id: string; [CHANGES_COLUMN]?: Record<string, unknown> }>(t, query(updateManySql(deps, info, patch, filter)));
       changes = rows.map((row) => ({ id: row.id, data: patch.data, audit: row[CHANGES_COLUMN] ?? null }));
     }
     const events = changes.map((c) => ({
@@ -265,24 +281,25 @@ export async function updateMany(deps: RecordsDeps, caller: Caller, model: unkno
   });
 }
 
+const CHANGES = sql.ident(CHANGES_COLUMN);
+
 /** One live row's UPDATE; when entries keep changes, it reads the row's old values itself (`{field: [old, new]}`). */
-function updateOneSql(deps: RecordsDeps, info: ModelInfo, id: string, valid: ValidData, p: Params): string {
-  const set = setList(valid, p);
+function updateOneSql(deps: RecordsDeps, info: ModelInfo, id: string, valid: ValidData, caller: Caller): Sql {
+  const set = setList(valid);
   if (!keepsChanges(deps)) {
-    return `update ${info.table} as t set ${set}
-      where t."id" = ${p.add(id, 'text')} and t."deleted_at" is null and ${p.tenant()} returning ${info.selectList}`;
+    return sql`update ${info.table} as t set ${set}
+      where t."id" = ${sql.value(id, 'text')} and t."deleted_at" is null and ${caller.scope.predicate()} returning ${info.selectList}`;
   }
-  return `update ${info.table} as t set ${set}
+  return sql`update ${info.table} as t set ${set}
       from (select ${priorColumns(valid, 'o')} from ${info.table} o
-             where o."id" = ${p.add(id, 'text')} and o."deleted_at" is null and ${p.tenant('o')} for update) prior
-     where t."id" = prior."id" returning ${info.selectList}, ${changesSql(info, valid, 'prior', 't')} as "${CHANGES_COLUMN}"`;
+             where o."id" = ${sql.value(id, 'text')} and o."deleted_at" is null and ${caller.scope.predicate('o')} for update) prior
+     where t."id" = prior."id" returning ${info.selectList}, ${changesSql(info, valid, 'prior', 't')} as ${CHANGES}`;
 }
 
 /** The bulk UPDATE; when entries keep changes, it reads the old values of the locked rows itself. */
-function updateManySql(deps: RecordsDeps, info: ModelInfo, patch: ValidData, filter: string, p: Params): string {
-  if (!keepsChanges(deps)) return `update ${info.table} as t set ${setList(patch, p)} where ${filter} returning t."id"`;
-  const set = setList(patch, p);
-  return `update ${info.table} as u set ${set}
+function updateManySql(deps: RecordsDeps, info: ModelInfo, patch: ValidData, filter: Sql): Sql {
+  if (!keepsChanges(deps)) return sql`update ${info.table} as t set ${setList(patch)} where ${filter} returning t."id"`;
+  return sql`update ${info.table} as u set ${setList(patch)}
     from (select ${priorColumns(patch, 't')} from ${info.table} t where ${filter} for update) prior
-   where u."id" = prior."id" returning u."id", ${changesSql(info, patch, 'prior', 'u')} as "${CHANGES_COLUMN}"`;
+   where u."id" = prior."id" returning u."id", ${changesSql(info, patch, 'prior', 'u')} as ${CHANGES}`;
 }

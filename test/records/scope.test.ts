@@ -1,24 +1,30 @@
 /** Every records statement is built in its tenant scope: one that forgets it cannot run. */
 import { describe, expect, it } from 'vitest';
-import { Params } from '../../runtime/records/sql.ts';
+import { scopedQuery } from '../../runtime/records/sql.ts';
+import { sql } from '../../runtime/sql/index.ts';
 import { TenantScope } from '../../runtime/tenancy/index.ts';
 
-describe('records Params', () => {
+describe('records statements and their scope', () => {
   it('refuses a statement that never rendered its tenant scope', () => {
-    const p = new Params(TenantScope.of('t1'));
-    p.add('x', 'text');
-    expect(() => p.query('select 1 from "company" t where t."id" = $1')).toThrow(/tenant scope/);
+    const scope = TenantScope.of('t1');
+    expect(() => scopedQuery(scope, sql`select 1 from "company" t where t."id" = ${sql.value('x', 'text')}`)).toThrow(/scope/);
+  });
+
+  it('refuses a statement that rendered another scope', () => {
+    const statement = sql`select 1 from "company" t where ${TenantScope.of('t1').predicate()}`;
+    expect(() => scopedQuery(TenantScope.of('t1'), statement)).toThrow(/scope/);
   });
 
   it('renders the tenant predicate with a bound value, or `is null` for the global scope', () => {
-    const tenant = new Params(TenantScope.of('t1'));
-    expect(tenant.query(`select 1 where ${tenant.tenant()}`)).toEqual({ text: 'select 1 where t."tenant_id" = $1::text', values: ['t1'] });
-    const global = new Params(TenantScope.GLOBAL);
-    expect(global.query(`select 1 where ${global.tenant('r')}`)).toEqual({ text: 'select 1 where r."tenant_id" is null', values: [] });
+    const tenant = TenantScope.of('t1');
+    expect(scopedQuery(tenant, sql`select 1 where ${tenant.predicate()}`))
+      .toEqual({ text: 'select 1 where t."tenant_id" = $1::text', values: ['t1'] });
+    expect(scopedQuery(TenantScope.GLOBAL, sql`select 1 where ${TenantScope.GLOBAL.predicate('r')}`))
+      .toEqual({ text: 'select 1 where r."tenant_id" is null', values: [] });
   });
 
   it('stamps inserts with the scope\'s tenant', () => {
-    const p = new Params(TenantScope.of('t2'));
-    expect(p.query(`insert into x ("tenant_id") values (${p.stamp()})`).values).toEqual(['t2']);
+    const scope = TenantScope.of('t2');
+    expect(scopedQuery(scope, sql`insert into x ("tenant_id") values (${scope.stamp()})`).values).toEqual(['t2']);
   });
 });
