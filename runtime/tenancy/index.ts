@@ -69,6 +69,38 @@ export class TenantScope {
 }
 
 /**
+ * The system's view: rows of every scope, for the runtime's own work that no
+ * request drives (the workflow engine reading a run it advances, sweeps,
+ * reclaim). An explicit value where a reader takes a `ReadScope`, never
+ * `undefined`: "every tenant" is written, not implied by a missing argument.
+ * Its predicate is `true`; it has no `stamp()`, so nothing is inserted in it.
+ */
+export class SystemScope {
+  static readonly ALL = new SystemScope();
+
+  private constructor() {}
+
+  predicate(_alias: string | null = 't'): Sql {
+    return sql.scoped(this, sql`true`);
+  }
+
+  over(_column: Sql): Sql {
+    return sql.scoped(this, sql`true`);
+  }
+
+  sql(_p: Binder, _column?: string): string {
+    return 'true';
+  }
+
+  contains(_tenantId: string | null | undefined): boolean {
+    return true;
+  }
+}
+
+/** What a read may be scoped to: one tenant or the global scope (requests), or every scope (the system). */
+export type ReadScope = TenantScope | SystemScope;
+
+/**
  * The scope a request acts in (CONTRACT section 8):
  * - a tenant-bound user acts in its tenant; naming another is 403;
  * - a tenant-less Admin (the platform operator) acts in the tenant it names, else the global scope;

@@ -21,6 +21,7 @@
 import { afterCommit, type Tx } from '../db/index.ts';
 import { retryDelaySecs, type LeasedJob } from '../jobs/index.ts';
 import type { WorkflowStep } from '../ir/types.ts';
+import { SystemScope } from '../tenancy/index.ts';
 import { evaluate, type RenderScope } from './render.ts';
 import { auditActor, enqueueAdvance } from './start.ts';
 import type { OriginSlots } from './http.ts';
@@ -84,7 +85,7 @@ export async function attempt<T>(
 /** Resolves once the advance's runner slot may be freed; an http request still in flight comes back as an InFlight. */
 export async function advance(deps: EngineDeps, job: LeasedJob, slots: OriginSlots): Promise<InFlight | null> {
   const { runId, position } = job.payload as AdvancePayload;
-  const run = await readRun(deps.db, runId);
+  const run = await readRun(deps.db, runId, { scope: SystemScope.ALL });
   const step = run?.definition.steps[position];
   if (!run || !step || finished(run) || run.position !== position) {
     await commit(deps, job, runId, position, async () => ({ kind: 'unchanged' }));
@@ -177,7 +178,7 @@ function safeEvaluate(step: WorkflowStep, scope: RenderScope): boolean {
 /** Counts an attempt of a step that works outside the advance's transaction; false when the run moved on meanwhile. */
 async function markStarted(deps: EngineDeps, run: RunState, step: WorkflowStep, attempts: number): Promise<boolean> {
   return deps.db.tx('svc-workflow-step-start', async (t) => {
-    const locked = await readRun(t, run.id, { lock: true });
+    const locked = await readRun(t, run.id, { scope: SystemScope.ALL, lock: true });
     if (!locked || locked.position !== run.position || finished(locked)) return false;
     await writeStep(t, run.id, { position: run.position, stepId: step.id, status: 'running', attempts, output: null, error: null, jobId: null, wakeInSecs: null });
     await deps.events.append(t, stepEvent(locked, 'WorkflowStepStarted', step, 'running', attempts, null));
@@ -193,7 +194,7 @@ async function commit(deps: EngineDeps, job: LeasedJob, runId: string, position:
   try {
     await deps.db.tx('svc-workflow-advance', async (t) => {
       afterCommit(t, () => deps.events.committed());
-      const run = await readRun(t, runId, { lock: true });
+      const run = await readRun(t, runId, { scope: SystemScope.ALL, lock: true });
       if (run && !finished(run) && run.position === position) {
         const { transition, dueIn } = await apply(t, deps, run, position, await work(t, run));
         afterCommit(t, () => {

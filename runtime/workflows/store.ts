@@ -5,7 +5,7 @@
  */
 import { isoUtcSql, type Db, type Tx } from '../db/index.ts';
 import type { WorkflowDef } from '../ir/types.ts';
-import { bindTo, type TenantScope } from '../tenancy/index.ts';
+import { bindTo, type ReadScope, type TenantScope } from '../tenancy/index.ts';
 
 export const RUN_STATUSES = ['running', 'waiting', 'succeeded', 'failed'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -84,11 +84,14 @@ export async function insertRun(t: Tx, run: NewRun): Promise<boolean> {
   return row !== null;
 }
 
-/** The run and its step records; with `lock` (in a Tx) the run row is held until commit. */
-export async function readRun(runner: Db | Tx, id: string, options: { lock?: boolean; scope?: TenantScope } = {}): Promise<RunState | null> {
+/**
+ * The run and its step records, in `scope` (the caller's, or SystemScope.ALL
+ * for the engine); with `lock` (in a Tx) the run row is held until commit.
+ */
+export async function readRun(runner: Db | Tx, id: string, options: { readonly scope: ReadScope; readonly lock?: boolean }): Promise<RunState | null> {
   const values: unknown[] = [id];
-  const scoped = options.scope ? ` and ${options.scope.sql(bindTo(values), 'tenant_id')}` : '';
-  const run = await runner.oneOrNone(`select ${RUN_COLUMNS} from svc_workflow_runs where id = $1${scoped}${options.lock ? ' for update' : ''}`, values);
+  const scoped = options.scope.sql(bindTo(values), 'tenant_id');
+  const run = await runner.oneOrNone(`select ${RUN_COLUMNS} from svc_workflow_runs where id = $1 and ${scoped}${options.lock ? ' for update' : ''}`, values);
   if (!run) return null;
   const steps = await runner.manyOrNone(`select ${STEP_COLUMNS} from svc_workflow_steps where run_id = $1 order by position`, [id]);
   return toRunState(run, steps);
