@@ -18,5 +18,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 3,
     globalSetup: ['test/helpers/global-setup.ts'],
+    // Transformed modules kept on disk (keyed by content and config): each of the suite's
+    // test processes would otherwise transform the runtime's modules again (~3 s each on 2 cores).
+    experimental: { fsModuleCache: true },
   },
 });
