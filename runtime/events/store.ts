@@ -12,7 +12,7 @@
 import { newId } from '../ids.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
-import type { TenantScope } from '../tenancy/index.ts';
+import type { ReadScope } from '../tenancy/index.ts';
 import { bind, bindTo, compile, fromBinder, sql, type Sql } from '../sql/index.ts';
 
 export interface NewEvent {
@@ -81,7 +81,7 @@ export interface EventStore {
    */
   appendFrom(streamType: string, from: string, columns: EventColumnsSql): string | null;
   /** A stream's events, oldest first; only those in `scope` when given (the system reads every scope). */
-  history(streamType: string, streamId: string, scope?: TenantScope): Promise<StoredEvent[]>;
+  history(streamType: string, streamId: string, scope: ReadScope): Promise<StoredEvent[]>;
   /**
    * Tells the local change feed that a transaction which appended has
    * committed (call it after the commit, never inside the transaction). Cheap
@@ -200,11 +200,10 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
       }
     },
     async history(streamType, streamId, scope) {
-      const scoped = scope ? sql` and ${scope.predicate(null)}` : sql.empty;
       const rows = await db.manyOrNone(compile(sql`
         select id, seq, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at
           from svc_events
-         where stream_type = ${sql.value(streamType, 'text')} and stream_id = ${sql.value(streamId, 'text')}${scoped}
+         where stream_type = ${sql.value(streamType, 'text')} and stream_id = ${sql.value(streamId, 'text')} and ${scope.predicate(null)}
          order by version`));
       return rows.map(toStoredEvent);
     },

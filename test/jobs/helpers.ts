@@ -6,6 +6,7 @@ import { startTestService, type TestService, type TestServiceOptions } from '../
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { DEFAULT_FIXTURE } from '../helpers/fixtures.ts';
 import type { Role } from '../../runtime/ir/types.ts';
+import { SystemScope } from '../../runtime/tenancy/index.ts';
 
 /**
  * A database of our own prefix: the shared global setup drops every `svc_t_*`
@@ -83,6 +84,6 @@ export async function waitFor<T>(check: () => Promise<T | null | undefined | fal
 
 /** The Job stream's event types, in order. */
 export async function jobEvents(service: TestService, id: string): Promise<string[]> {
-  const events = await service.ctx.services.events.history('Job', id);
+  const events = await service.ctx.services.events.history('Job', id, SystemScope.ALL);
   return events.map((event) => event.eventType);
 }
