@@ -9,7 +9,7 @@ import type { AuditPolicy } from '../config/index.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { clientAddress, TokenBuckets } from '../edge/index.ts';
 import type { Logger } from '../log/index.ts';
-import { bind, sql, type Sql, type SqlCast } from '../sql/index.ts';
+import { bind, compile, sql, type Sql, type SqlCast } from '../sql/index.ts';
 import { REDACTED, type AuditEntryInput, type AuditLog, type Outcome } from './types.ts';
 
 export interface AuditLogOptions {
@@ -26,9 +26,11 @@ const COLUMN_LIST = sql.join(COLUMNS.split(', ').map((column) => sql.ident(colum
 /** The SQL type of each of the 13 columns, in COLUMNS order. */
 const CASTS: readonly SqlCast[] = COLUMNS.split(', ').map((column) => (column === 'changes' ? 'jsonb' : 'text'));
 
-const INSERT_MANY = `insert into svc_audit (${COLUMNS})
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                       $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::text[])`;
+const ARRAY_CASTS: readonly SqlCast[] = CASTS.map((cast) => (cast === 'jsonb' ? 'jsonb[]' : 'text[]'));
+
+/** Every entry of `rows` in one INSERT, whatever the count: one array per column, unnest'ed. */
+const insertMany = (rows: readonly unknown[][]) => compile(sql`insert into svc_audit (${COLUMN_LIST})
+  select * from unnest(${sql.join(ARRAY_CASTS.map((cast, i) => sql.value(rows.map((r) => r[i]), cast)), ', ')})`);
 
 /**
  * Anonymous attempts that changed nothing (401s, failed logins, refused
@@ -78,8 +80,7 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
     full ? clip(entry.request?.ip) : null, full ? clip(entry.request?.userAgent) : null, clip(entry.request?.requestId),
   ];
 
-  const insert = (t: Db | Tx, rows: unknown[][]) =>
-    t.none(INSERT_MANY, COLUMNS.split(', ').map((_, i) => rows.map((r) => r[i])));
+  const insert = (t: Db | Tx, rows: unknown[][]) => t.none(insertMany(rows));
 
   /** The CTE body writing `entry` once per row of `created` (a create's CTE): none when it made no row. */
   const entryFrom = (entry: AuditEntryInput, created: Sql): Sql | null => {

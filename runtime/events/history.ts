@@ -10,6 +10,7 @@
  */
 import type { HistoryPolicy } from '../config/index.ts';
 import { untimed, type Db, type Tx } from '../db/index.ts';
+import { compile, sql } from '../sql/index.ts';
 import { LOCK_KEYS } from '../db/locks.ts';
 
 export interface HistoryOptions {
@@ -36,11 +37,9 @@ export interface CoverageGap {
 export async function markGaps(t: Tx, models: Iterable<string>, reason: GapReason): Promise<void> {
   const list = [...new Set(models)];
   if (list.length === 0) return;
-  await t.none(
-    `insert into svc_history_coverage (model, reason) select m, $2 from unnest($1::text[]) as m
-     on conflict (model) do nothing`,
-    [list, reason],
-  );
+  await t.none(compile(sql`
+    insert into svc_history_coverage (model, reason) select m, ${sql.value(reason, 'text')} from unnest(${sql.value(list, 'text[]')}) as m
+    on conflict (model) do nothing`));
 }
 
 export async function coverageGaps(t: Tx | Db): Promise<CoverageGap[]> {
