@@ -229,7 +229,7 @@ async function recordChanges(t: Tx, events: ReadonlyArray<NewEvent & { eventId: 
 }
 
 /** The CTE a create statement names `created` (the row it inserts). */
-export const CREATED = sql.ident('created');
+export const CREATED = sql.alias('created');
 
 /**
  * String-built CTEs (jobs, actions) as one fragment to append after a
