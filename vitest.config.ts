@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/sequencer.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -18,6 +19,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 3,
     globalSetup: ['test/helpers/global-setup.ts'],
+    sequence: { sequencer: LongestFirst },
     // Transformed modules kept on disk (keyed by content and config): each of the suite's
     // test processes would otherwise transform the runtime's modules again (~3 s each on 2 cores).
     experimental: { fsModuleCache: true },
