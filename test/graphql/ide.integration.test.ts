@@ -10,12 +10,12 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import { clientFor, create, startRecordsService, type Gql } from '../records/helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_EMAIL = 'ide-admin@example.com';
 const ADMIN_PASSWORD = 'ide-password-123';
 const REFERENCES = resolve(import.meta.dirname, 'ide-screenshots');
@@ -32,17 +32,10 @@ let browser: Browser;
 let manager: Gql;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`The IDE test drives Debian's Chromium at ${CHROMIUM}, which is missing. Install it with: `
-      + 'sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium');
-  }
   service = await startRecordsService({ env: { ADMIN_EMAIL, ADMIN_PASSWORD } });
   manager = await clientFor(service, { role: 'Manager' });
   await create(manager, 'Company', { name: 'Shown In IDE' });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--font-render-hinting=none'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -6,26 +6,18 @@
  * IDE and the API docs, as a page for a browser and as JSON for other clients.
  * In production `GET /` stays the JSON 404.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 let service: TestService;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing. Install it with: `
-      + 'sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium');
-  }
   service = await startTestService();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--font-render-hinting=none'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
