@@ -10,8 +10,9 @@ import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { notFound } from '../http/errors.ts';
 import { untimed } from '../db/index.ts';
 import { PROJECTIONS_LOCK_KEY } from '../projections/rebuild.ts';
-import { planPublicModel, quote, type PublicModel } from './plan.ts';
-import { clampLimit, filtersOf, publicSql } from './query.ts';
+import { planPublicModel, type PublicModel } from './plan.ts';
+import { clampLimit, filtersOf, publicQuery } from './query.ts';
+import { compile, sql } from '../sql/index.ts';
 import { pgIdentifier } from '../projections/names.ts';
 
 export { clampLimit } from './query.ts';
@@ -30,10 +31,8 @@ export const publicRead = defineCapability({
         hint(koa.params.model ?? '');
         throw notFound();
       }
-      const filters = filtersOf(model, koa.query);
-      const columns = [...filters.keys()].sort();
-      const values = [...columns.map((c) => filters.get(c)), clampLimit(koa.query.limit)];
-      koa.body = { items: await ctx.readDb.manyOrNone(publicSql(model, columns), values) };
+      const query = publicQuery(model, filtersOf(model, koa.query), clampLimit(koa.query.limit));
+      koa.body = { items: await ctx.readDb.manyOrNone(query) };
     });
   },
 });
@@ -79,10 +78,10 @@ async function indexFilterColumns(ctx: ServiceContext<never>, models: PublicMode
   if (wanted.length === 0) return;
   await ctx.db.tx('svc-public-indexes', async (t) => {
     await untimed(t); // index builds
-    await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
+    await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
     for (const { table, column } of wanted) {
       const name = pgIdentifier(`${table}_${column}_public_idx`);
-      await t.none(`create index if not exists ${quote(name)} on ${quote(table)} (${quote(column)}, "id")`);
+      await t.none(compile(sql`create index if not exists ${sql.ident(name)} on ${sql.ident(table)} (${sql.ident(column)}, "id")`));
     }
   });
 }

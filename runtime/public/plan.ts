@@ -7,12 +7,13 @@
 import { ConfigError, type PublicReadConfig } from '../config/index.ts';
 import type { Model } from '../ir/types.ts';
 import type { TableProjection } from '../projections/index.ts';
+import { sql, type Sql } from '../sql/index.ts';
 
 export interface PublicModel {
   readonly model: string;
   readonly projection: TableProjection;
   /** `p."vendor_id" as "vendorId"`, ...: exactly the approved fields (`id` only when listed). */
-  readonly select: string;
+  readonly select: Sql;
   /** Query parameter (any alias of an allowed field) -> projection column. */
   readonly filters: ReadonlyMap<string, string>;
   /** Fixed equality filters: column -> value; applied after the client's. */
@@ -33,10 +34,10 @@ export function planPublicModel(model: Model, projection: TableProjection, confi
   const resolve = resolver(model);
   const fields = model.publicRead?.fields ?? [];
   const columns = fields.flatMap((name) => resolve(name)?.column ?? []);
-  const select = [...new Set(columns)].map((column) => {
+  const select = sql.join([...new Set(columns)].map((column) => {
     const c = projection.columns.find((pc) => pc.column === column)!;
-    return `p.${quote(c.column)} as ${quote(c.jsonName)}`;
-  }).join(', ');
+    return sql`p.${sql.ident(c.column)} as ${sql.ident(c.jsonName)}`;
+  }), ', ');
   const filters = new Map<string, string>();
   for (const name of config.filterFields.get(model.name) ?? []) {
     const found = resolve(name);
@@ -50,8 +51,4 @@ export function planPublicModel(model: Model, projection: TableProjection, confi
     fixed.set(found.column, value);
   }
   return { model: model.name, projection, select, filters, fixed };
-}
-
-export function quote(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -6,7 +6,7 @@
 import { invalidField } from '../http/errors.ts';
 import { TenantScope } from '../tenancy/index.ts';
 import type { PublicModel } from './plan.ts';
-import { quote } from './plan.ts';
+import { compile, sql, type Query } from '../sql/index.ts';
 
 /** The projection keeps the global scope's tenant as '' (a key column cannot be null). */
 const PROJECTION_GLOBAL = '';
@@ -34,25 +34,40 @@ export function filtersOf(model: PublicModel, query: Record<string, unknown>): M
   return out;
 }
 
-const sqlCache = new WeakMap<PublicModel, Map<string, string>>();
+/** A statement of one filter shape: its text, and what each placeholder binds, in placeholder order. */
+interface Shape {
+  readonly text: string;
+  /** A filter column, or LIMIT. */
+  readonly slots: readonly unknown[];
+}
 
-/** SQL for a set of filter columns ($1..$n their values, $n+1 the limit), built once per shape. */
-export function publicSql(model: PublicModel, columns: readonly string[]): string {
-  let cache = sqlCache.get(model);
-  if (!cache) sqlCache.set(model, (cache = new Map()));
+const LIMIT = Symbol('limit');
+const shapes = new WeakMap<PublicModel, Map<string, Shape>>();
+
+/**
+ * The read for `filters` (column -> value) and `limit`. The statement of a
+ * filter shape is built and compiled once: its values are slots (a column, or
+ * the limit) that each request fills in placeholder order.
+ */
+export function publicQuery(model: PublicModel, filters: ReadonlyMap<string, string>, limit: number): Query {
+  const columns = [...filters.keys()].sort();
+  let cache = shapes.get(model);
+  if (!cache) shapes.set(model, (cache = new Map()));
   const key = columns.join('\u0000');
-  let sql = cache.get(key);
-  if (!sql) {
-    const p = model.projection;
-    const where = columns.map((column, i) => `and p.${quote(column)} = $${i + 1}`).join(' ');
-    // The base-table check makes "never a soft-deleted row" hold even when a refresh was missed.
-    const scoped = TenantScope.GLOBAL.sql({ add: () => { throw new Error('the global scope binds nothing'); } }, 'b."tenant_id"');
-    sql = `select ${model.select} from ${quote(p.table)} p
-      where p."tenant_id" = '${PROJECTION_GLOBAL}' ${where}
-        and exists (select 1 from ${quote(p.baseTable)} b
-                     where b."id" = p."id" and b."deleted_at" is null and ${scoped})
-      order by p."id" limit $${columns.length + 1}`;
-    cache.set(key, sql);
-  }
-  return sql;
+  let shape = cache.get(key);
+  if (!shape) cache.set(key, (shape = shapeOf(model, columns)));
+  return { text: shape.text, values: shape.slots.map((slot) => (slot === LIMIT ? limit : filters.get(slot as string))) };
+}
+
+function shapeOf(model: PublicModel, columns: readonly string[]): Shape {
+  const p = model.projection;
+  const where = columns.map((column) => sql`and p.${sql.ident(column)} = ${sql.value(column, 'text')}`);
+  // The base-table check makes "never a soft-deleted row" hold even when a refresh was missed.
+  const statement = sql`select ${model.select} from ${sql.ident(p.table)} p
+      where p."tenant_id" = ${sql.raw(`'${PROJECTION_GLOBAL}'`)} ${sql.join(where, ' ')}
+        and exists (select 1 from ${sql.ident(p.baseTable)} b
+                     where b."id" = p."id" and b."deleted_at" is null and ${TenantScope.GLOBAL.predicate('b')})
+      order by p."id" limit ${sql.value(LIMIT, 'int')}`;
+  const { text, values } = compile(statement, { scope: TenantScope.GLOBAL });
+  return { text, slots: values };
 }
