@@ -6,7 +6,7 @@
 import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IMain } from 'pg-promise';
-import type { Database } from './index.ts';
+import type { Database } from './types.ts';
 import { HandlerRegistry, quoteChannel, type Notifier } from './notify.ts';
 
 export class EmbeddedLockedError extends Error {

@@ -9,22 +9,20 @@
 import { createHash } from 'node:crypto';
 import pgPromise from './pg-promise.ts';
 import type { Config } from '../config/index.ts';
-import type { IDatabase, IMain, ITask } from 'pg-promise';
-import { createPgNotifier, type ClientClass, type Notifier } from './notify.ts';
+import type { IMain } from 'pg-promise';
+import { createPgNotifier, type ClientClass } from './notify.ts';
+import type { Database, Db, Tx } from './types.ts';
 import { openEmbedded } from './embedded.ts';
 import { shrinkGradually } from './shrink.ts';
 import { isoUtc } from './time.ts';
 import { transactionEnded } from './after-commit.ts';
 
 export type { Notifier } from './notify.ts';
+export type { Database, Db, Tx } from './types.ts';
 export { afterCommit } from './after-commit.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
 export { migrate, migrationStatus, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
-
-export type Db = IDatabase<unknown>;
-/** A task or transaction handle (`db.tx(t => ...)`). */
-export type Tx = ITask<unknown>;
 
 /**
  * May statements be named and prepared (parsed and planned once per
@@ -112,23 +110,6 @@ async function rowsOnPool<T>(pool: PgPool, statement: object): Promise<T[]> {
  */
 export function untimed(t: Tx): Promise<null> {
   return t.none('set local statement_timeout = 0');
-}
-
-export interface Database {
-  readonly db: Db;
-  /**
-   * Postgres itself for work that needs a session (migrations' advisory lock):
-   * a small pool on `directUrl` when one is given (behind a transaction pooler),
-   * else `db`.
-   */
-  readonly direct: Db;
-  /** A read replica's pool when `readUrl` is given, else `db`. */
-  readonly read: Db;
-  readonly pgp: IMain;
-  readonly notifier: Notifier;
-  /** 'server' for a real Postgres, 'embedded' for PGlite. */
-  readonly kind: 'server' | 'embedded';
-  close(): Promise<void>;
 }
 
 export interface DatabaseOptions {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Db, Tx } from './index.ts';
+import type { Db, Tx } from './types.ts';
 import { LOCK_KEYS } from './locks.ts';
 
 /** One folder of `NNNN_name.sql` files, applied in file-name order. */
