@@ -3,7 +3,8 @@
  * record write enqueues and which durable runs it starts. Frozen plain data
  * like the rest of the IR; the generator validates it, the runtime serves it.
  */
-import type { AccessRule, FieldType, Literal, Role } from './types.ts';
+import type { AccessRule, Role } from './access.ts';
+import type { FieldType, Literal } from './field-type.ts';
 
 /** Record events an action binding or a workflow trigger can name (`restore` counts as updated, `hardDelete` as deleted). */
 export const RECORD_EVENTS = ['created', 'updated', 'deleted'] as const;

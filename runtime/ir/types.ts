@@ -6,43 +6,13 @@
  * round-trip through JSON unchanged (schema.snapshot.json, /meta/schema).
  */
 
+import type { AccessRule, Operation } from './access.ts';
+import type { FieldType, Literal } from './field-type.ts';
 import type { ActionBinding, ActionDef, WorkflowDef } from './automation.ts';
 
+export * from './access.ts';
+export * from './field-type.ts';
 export type * from './automation.ts';
-
-export const ROLES = ['Admin', 'Manager', 'Sales', 'Support', 'Viewer'] as const;
-export type Role = (typeof ROLES)[number];
-
-export const OPERATIONS = ['read', 'create', 'update', 'delete'] as const;
-export type Operation = (typeof OPERATIONS)[number];
-
-export type AccessRule =
-  | { readonly kind: 'public' }
-  | { readonly kind: 'authenticated' }
-  | { readonly kind: 'roles'; readonly roles: readonly Role[] };
-
-export type AccessTable = Readonly<Record<string, Readonly<Record<Operation, AccessRule>>>>;
-
-export const SCALARS = ['string', 'number', 'boolean', 'date'] as const;
-export type Scalar = (typeof SCALARS)[number];
-
-/** What a field holds. `column` facts live on the field, not here. */
-export type FieldType =
-  | { readonly kind: 'scalar'; readonly scalar: Scalar }
-  /** An exported union alias (`enum` = its name) or an inline union (`enum` = null). */
-  | { readonly kind: 'enum'; readonly enum: string | null; readonly values: readonly string[] }
-  /** An id-less interface stored as jsonb; `list` for `Address[]`. */
-  | { readonly kind: 'embed'; readonly embed: string; readonly list: boolean }
-  /** `string[]`, `number[]`, ... stored as jsonb. */
-  | { readonly kind: 'list'; readonly of: Scalar }
-  /** `company?: Company`: column `company_id`, input name `companyId`. */
-  | { readonly kind: 'belongsTo'; readonly model: string }
-  /** `contacts?: Contact[]`: virtual, the inverse of `Contact.<inverse>`. */
-  | { readonly kind: 'hasMany'; readonly model: string; readonly inverse: string }
-  /** `logo?: Media`: the id of a media item of the same tenant (text column). */
-  | { readonly kind: 'media' };
-
-export type FieldKind = FieldType['kind'];
 
 export interface Validation {
   readonly email?: true;
@@ -51,8 +21,6 @@ export interface Validation {
   readonly min?: number;
   readonly max?: number;
 }
-
-export type Literal = string | number | boolean;
 
 export interface Field {
   readonly kind: 'field';
