@@ -8,7 +8,7 @@ import { isoUtcSql } from '../db/index.ts';
 import { sql, type Sql } from '../sql/index.ts';
 import type { Caller } from './access.ts';
 import type { RecordsDeps } from './deps.ts';
-import type { Row } from './include.ts';
+import type { Row } from './row.ts';
 import type { ModelInfo } from './model.ts';
 import type { ValidData } from './validate.ts';
 

@@ -7,10 +7,9 @@ import type { Caller } from './access.ts';
 import type { RecordsDeps, Runner } from './deps.ts';
 import { invalid } from './errors.ts';
 import type { ModelInfo, RelationInfo } from './model.ts';
+import type { Row } from './row.ts';
 import { scopedQuery } from './sql.ts';
 import { sql } from '../sql/index.ts';
-
-export type Row = Record<string, unknown>;
 
 interface Plan {
   readonly relation: RelationInfo;

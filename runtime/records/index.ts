@@ -24,7 +24,7 @@ export { createRecordService, type RecordService, type RecordEvent } from './ser
 export { allows, ruleOf, type Caller } from './access.ts';
 export { AccessDenied, RecordError, ERROR_CODES, type ErrorCode } from './errors.ts';
 export { LIMITS, type ListArgs, type PageArgs, type Page } from './read.ts';
-export type { Row } from './include.ts';
+export type { Row } from './row.ts';
 export { KIND_OF_STEP, WriteTriggers, type WriteKind, type WriteStep, type WriteTrigger, type WrittenRecord, type PlannedCreate } from './triggers.ts';
 export { WHERE_OPERATORS } from './where.ts';
 export { automationRedaction } from './audit.ts';

@@ -5,7 +5,7 @@
 import type { Caller } from './access.ts';
 import type { RecordsDeps } from './deps.ts';
 import { notFound } from './errors.ts';
-import type { Row } from './include.ts';
+import type { Row } from './row.ts';
 import type { ModelInfo } from './model.ts';
 import { scopedQuery } from './sql.ts';
 import { sql, type Sql } from '../sql/index.ts';

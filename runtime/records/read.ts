@@ -6,7 +6,8 @@
 import type { Caller } from './access.ts';
 import type { RecordsDeps } from './deps.ts';
 import { invalid, notFound } from './errors.ts';
-import { loadIncludes, planIncludes, type Row } from './include.ts';
+import { loadIncludes, planIncludes } from './include.ts';
+import type { Row } from './row.ts';
 import type { ModelInfo } from './model.ts';
 import { afterCursorSql, exactCursorColumns, orderSql, sortKeys, takeCursor } from './order.ts';
 import { scopedQuery } from './sql.ts';

@@ -6,7 +6,7 @@
 import type { ServiceContext } from '../core/index.ts';
 import type { Caller } from './access.ts';
 import { createDeps, type RecordsDeps } from './deps.ts';
-import type { Row } from './include.ts';
+import type { Row } from './row.ts';
 import { hardDeleteRecord, deleteRecord, restoreRecord } from './lifecycle.ts';
 import { getRecord, listDeleted, listRecords, pageRecords, recordHistory, type ListArgs, type Page, type PageArgs } from './read.ts';
 import { createRecord, updateMany, updateRecord } from './write.ts';

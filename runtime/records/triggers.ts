@@ -13,7 +13,7 @@
 import type { Tx } from '../db/index.ts';
 import type { CreatedCte } from '../events/index.ts';
 import type { Caller } from './access.ts';
-import type { Row } from './include.ts';
+import type { Row } from './row.ts';
 
 /** How a binding names a write: `restore` counts as `updated`, `hardDelete` as `deleted`. */
 export type WriteKind = 'created' | 'updated' | 'deleted';

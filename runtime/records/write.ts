@@ -9,7 +9,7 @@ import type { HookContext, ModelHooks } from '../core/index.ts';
 import type { Caller } from './access.ts';
 import type { RecordsDeps, Runner } from './deps.ts';
 import { fromDatabaseError, invalid, notFound, RecordError } from './errors.ts';
-import type { Row } from './include.ts';
+import type { Row } from './row.ts';
 import type { ModelInfo } from './model.ts';
 import { columnValue, scopedQuery } from './sql.ts';
 import type { ValidData } from './validate.ts';
