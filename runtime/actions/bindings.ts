@@ -7,8 +7,8 @@
  * one workflows evaluate too (runtime/automation/conditions.ts).
  */
 import type { ActionBinding, ActionDef, ActionInput, RecordEvent, SchemaIR } from '../ir/types.ts';
-import type { Binder } from '../audit/index.ts';
-import { columnOf, compileCondition, quoteName } from '../automation/index.ts';
+import { columnOf, compileCondition } from '../automation/index.ts';
+import { bind, sql, type Binder, type Sql } from '../sql/index.ts';
 import type { ModelInfo } from '../records/model.ts';
 import { automationRedaction, type Row, type WrittenRecord } from '../records/index.ts';
 
@@ -17,11 +17,17 @@ export interface CompiledBinding {
   readonly binding: ActionBinding;
   /** True when the write satisfies `when` (no `when`: always). */
   matches(write: WrittenRecord): boolean;
-  /** `when.equals` over the created row `row` as SQL; null when there is none. */
-  whereSql(row: string, p: Binder): string | null;
+  /** `when.equals` over the created row `row` (an alias) as a fragment; null when there is none. */
+  where(row: Sql): Sql | null;
   /** The action's input taken from a written row. */
   inputOf(record: Row | null): Record<string, unknown>;
-  /** The same as a jsonb SQL expression over the created row `row`. */
+  /** The same as a jsonb expression over the created row `row` (an alias). */
+  input(row: Sql): Sql;
+  /**
+   * `where` and `input` rendered through a string binder, for jobs' `RowJob`
+   * (still string-built, being converted): they go when it takes fragments.
+   */
+  whereSql(row: string, p: Binder): string | null;
   inputSql(row: string, p: Binder): string;
   /** A written row for the payload (`old`): `@sensitive` fields redacted unless the input names them. */
   redact(record: Row | null): Row | null;
@@ -47,13 +53,21 @@ export function compileBindings(ir: SchemaIR, models: ReadonlyMap<string, ModelI
 function compileBinding(info: ModelInfo, action: ActionDef, binding: ActionBinding): CompiledBinding {
   const when = compileCondition(info, binding.when ?? null);
   const inputColumns = inputNames(info, action.input);
+  const inputKeys = inputColumns.map((name) => ({ key: sql.value(name, 'text'), column: sql.ident(name) }));
+  const where = (row: Sql) => when.sql(row);
+  const input = (row: Sql) => sql`jsonb_build_object(${sql.join(inputKeys.map(({ key, column }) => sql`${key}, ${row}.${column}`), ', ')})`;
   return {
     action,
     binding,
     matches: (write) => when.matches(write),
-    whereSql: (row, p) => when.sql(row, p),
+    where,
     inputOf: (record) => Object.fromEntries(inputColumns.map((name) => [name, record?.[name] ?? null])),
-    inputSql: (row, p) => `jsonb_build_object(${inputColumns.map((name) => `${p.add(name, 'text')}, ${row}.${quoteName(name)}`).join(', ')})`,
+    input,
+    whereSql: (row, p) => {
+      const fragment = where(sql.alias(row));
+      return fragment === null ? null : bind(fragment, p);
+    },
+    inputSql: (row, p) => bind(input(sql.alias(row)), p),
     redact: automationRedaction(info, new Set(inputColumns)),
   };
 }

@@ -8,7 +8,7 @@
  * of the new row (the old one after a delete) equals its literal.
  */
 import type { EventCondition, Literal } from '../ir/types.ts';
-import type { Binder } from '../audit/index.ts';
+import { sql, type Sql } from '../sql/index.ts';
 import type { ColumnInfo, ModelInfo } from '../records/model.ts';
 import type { Row, WrittenRecord } from '../records/index.ts';
 
@@ -21,7 +21,7 @@ export interface Condition {
    * null when it tests nothing. Without `old`, `changed` is left out (a create
    * has no old row: the IR allows `changed` on updates only).
    */
-  sql(row: string, p: Binder, old?: string): string | null;
+  sql(row: Sql, old?: Sql): Sql | null;
 }
 
 const ALWAYS: Condition = { matches: () => true, sql: () => null };
@@ -30,8 +30,6 @@ const ALWAYS: Condition = { matches: () => true, sql: () => null };
 export function columnOf(info: ModelInfo, name: string): ColumnInfo | undefined {
   return info.columns.find((c) => c.name === name || c.field?.name === name);
 }
-
-export const quoteName = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** Compiles `when` (null: always) against the model it watches. */
 export function compileCondition(info: ModelInfo, when: EventCondition | null): Condition {
@@ -49,12 +47,13 @@ export function compileCondition(info: ModelInfo, when: EventCondition | null): 
       const record = write.record ?? write.old;
       return equals.every(({ column, literal }) => sameValue(column, record?.[column.name] ?? null, literal));
     },
-    sql(row, p, old) {
-      const parts = equals.map(({ column, literal }) => equalsSql(row, column, literal, p));
+    sql(row, old) {
+      const parts = equals.map(({ column, literal }) => equalsSql(row, column, literal));
       if (old !== undefined && changed.length > 0) {
-        parts.unshift(`(${changed.map((c) => `${old}.${quoteName(c.name)} is distinct from ${row}.${quoteName(c.name)}`).join(' or ')})`);
+        const name = (c: ColumnInfo) => sql.ident(c.name);
+        parts.unshift(sql`(${sql.join(changed.map((c) => sql`${old}.${name(c)} is distinct from ${row}.${name(c)}`), ' or ')})`);
       }
-      return parts.length === 0 ? null : parts.join(' and ');
+      return parts.length === 0 ? null : sql.join(parts, ' and ');
     },
   };
 }
@@ -81,9 +80,9 @@ function sameJson(a: unknown, b: unknown): boolean {
     && ka.every((key) => Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
 
-function equalsSql(row: string, column: ColumnInfo, literal: Literal | null, p: Binder): string {
-  const value = `${row}.${quoteName(column.name)}`;
-  if (literal === null) return `${value} is null`;
-  if (column.sqlType === 'timestamptz') return `${value}::timestamptz = ${p.add(literal, 'timestamptz')}`;
-  return `${value} = ${p.add(literal, column.sqlType)}`;
+function equalsSql(row: Sql, column: ColumnInfo, literal: Literal | null): Sql {
+  const value = sql`${row}.${sql.ident(column.name)}`;
+  if (literal === null) return sql`${value} is null`;
+  if (column.sqlType === 'timestamptz') return sql`${value}::timestamptz = ${sql.value(literal, 'timestamptz')}`;
+  return sql`${value} = ${sql.value(literal, column.sqlType)}`;
 }

@@ -5,4 +5,4 @@
  * capabilities build and call them.
  */
 export { AutomationDepth, DEPTH_EXCEEDED, depthOf, type Attempt } from './depth.ts';
-export { compileCondition, columnOf, quoteName, type Condition } from './conditions.ts';
+export { compileCondition, columnOf, type Condition } from './conditions.ts';

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compileCondition } from '../../runtime/automation/index.ts';
+import { bind, sql } from '../../runtime/sql/index.ts';
 import type { EventCondition } from '../../runtime/ir/types.ts';
 import { fromSnapshot } from '../../runtime/ir/snapshot.ts';
 import { compileModels, type ModelInfo } from '../../runtime/records/model.ts';
@@ -34,7 +35,8 @@ function rowSql(placeholder: string): string {
 async function holdsInSql(when: EventCondition, record: Row, old: Row): Promise<boolean> {
   const values: unknown[] = [JSON.stringify(record), JSON.stringify(old)];
   const p = { add: (value: unknown, type?: string) => `$${values.push(value)}${type ? `::${type}` : ''}` };
-  const condition = compileCondition(deal, when).sql('r', p, 'o') ?? 'true';
+  const fragment = compileCondition(deal, when).sql(sql.alias('r'), sql.alias('o'));
+  const condition = fragment === null ? 'true' : bind(fragment, p);
   const [{ ok }] = await queryOnce<{ ok: boolean }>(ADMIN_URL,
     `select coalesce((${condition}), false) as ok from (${rowSql('$1::jsonb')}) r, (${rowSql('$2::jsonb')}) o`, values);
   return ok;
@@ -94,8 +96,9 @@ describe('trigger conditions: one evaluator, two forms', () => {
 
   it('leave `changed` out of the SQL of a create (no old row)', () => {
     const p = { add: () => '$1' };
-    expect(compileCondition(deal, STAGE_WON).sql('created', p)).toBe('created."stage" = $1');
-    expect(compileCondition(deal, { changed: ['stage'], equals: {} }).sql('created', p)).toBeNull();
-    expect(compileCondition(deal, null).sql('created', p, 'old')).toBeNull();
+    const created = sql.alias('created');
+    expect(bind(compileCondition(deal, STAGE_WON).sql(created)!, p)).toBe('created."stage" = $1');
+    expect(compileCondition(deal, { changed: ['stage'], equals: {} }).sql(created)).toBeNull();
+    expect(compileCondition(deal, null).sql(created, sql.alias('old'))).toBeNull();
   });
 });
