@@ -9,7 +9,7 @@ import type { AuditPolicy } from '../config/index.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { clientAddress, TokenBuckets } from '../edge/index.ts';
 import type { Logger } from '../log/index.ts';
-import { bind, compile, sql, type Sql, type SqlCast } from '../sql/index.ts';
+import { compile, sql, type Sql, type SqlCast } from '../sql/index.ts';
 import { REDACTED, type AuditEntryInput, type AuditLog, type Outcome } from './types.ts';
 
 export interface AuditLogOptions {
@@ -109,10 +109,6 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
       if (list.length > 0) await insert(t, list.map((entry) => row(entry)));
     },
     entryFrom,
-    createdCte(entry) {
-      if (off) return null;
-      return (created, p) => bind(entryFrom(entry, sql.ident(created))!, p);
-    },
     denied: (entry) => alone(entry, 'denied'),
     failed: (entry) => alone(entry, 'error'),
     requestOf(koa) {

@@ -76,13 +76,6 @@ export interface AuditEntry {
 }
 
 /**
- * The string form of `entryFrom`, for statements still built as strings
- * (jobs' enqueue): the CTE body for the CTE named `created`, values bound
- * through `p`.
- */
-export type CreatedCte = (created: string, p: Binder) => string;
-
-/**
  * The audit interface every capability calls (`ctx.services.audit`).
  *
  * - `record(t, entries)`: in the caller's transaction, so a committed change
@@ -91,7 +84,6 @@ export type CreatedCte = (created: string, p: Binder) => string;
  * - `entryFrom(entry, created)`: the same, as the CTE fragment a
  *   one-statement create composes: it writes the entry once per row of the
  *   CTE `created` (none when the insert made none). Null under policy off.
- *   `createdCte(entry)` is its string form for string-built statements.
  * - `denied(entry)` / `failed(entry)`: an attempt that changed nothing (401,
  *   403, failed login; or an error that rolled the change back), written in a
  *   transaction of its own with outcome `denied` / `error`. Never throws: a
@@ -103,7 +95,6 @@ export interface AuditLog {
   readonly policy: AuditPolicy;
   record(t: Tx, entries: AuditEntryInput | readonly AuditEntryInput[]): Promise<void>;
   entryFrom(entry: AuditEntryInput, created: Sql): Sql | null;
-  createdCte(entry: AuditEntryInput): CreatedCte | null;
   denied(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;
   failed(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;
   requestOf(koa: Koa.Context): AuditRequest;

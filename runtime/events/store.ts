@@ -13,7 +13,7 @@ import { newId } from '../ids.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
 import type { ReadScope } from '../tenancy/index.ts';
-import { bind, bindTo, compile, fromBinder, sql, type Sql } from '../sql/index.ts';
+import { compile, fromBinder, sql, type Sql, type SqlValue } from '../sql/index.ts';
 
 export interface NewEvent {
   /** Model name, or `Job` for job transitions. */
@@ -61,25 +61,15 @@ export interface EventStore {
    */
   firstEvent(event: CreatedEvent & { readonly eventId: string }, from: Sql): Sql | null;
   /**
-   * String forms of `firstEvent` for statements still built as strings
-   * (jobs' enqueue): `withCreatedEvent` wraps an INSERT ... RETURNING in
-   * `with created as (...)`, appends the event and runs `also`, returning the
-   * created row's columns; `firstEventCte` is the CTE body over the CTE named
-   * by its first argument.
-   */
-  withCreatedEvent(row: SqlQuery, event: CreatedEvent, also?: readonly CreatedCte[]): SqlQuery | null;
-  firstEventCte(event: NewEvent & { readonly eventId: string }): CreatedCte | null;
-  /**
    * The INSERT (a CTE body) that appends one event per row of `from`, in the
    * statement that changed those rows: `from` names a data-modifying CTE
    * (`update ... returning`) whose rows it locked, so each stream's writers
    * are serialised and the version is the stream's next (the unique
    * constraint is the backstop: a lost race fails the statement, code 23505).
-   * `columns` are SQL expressions over `from`'s rows, values bound by the
-   * caller. Null when the policy does not keep `streamType`: the caller
+   * `columns` are SQL fragments over `from`'s rows. Null when the policy does not keep `streamType`: the caller
    * then uses `append`/`appendMany` in a transaction.
    */
-  appendFrom(streamType: string, from: string, columns: EventColumnsSql): string | null;
+  appendFrom(streamType: string, from: Sql, columns: EventColumnsSql): Sql | null;
   /** A stream's events, oldest first; only those in `scope` when given (the system reads every scope). */
   history(streamType: string, streamId: string, scope: ReadScope): Promise<StoredEvent[]>;
   /**
@@ -113,14 +103,14 @@ export interface NamedCte {
 
 /** SQL expressions of an event's columns (see `appendFrom`). */
 export interface EventColumnsSql {
-  readonly id: string;
-  readonly streamType: string;
-  readonly streamId: string;
-  readonly eventType: string;
+  readonly id: Sql | SqlValue;
+  readonly streamType: Sql | SqlValue;
+  readonly streamId: Sql | SqlValue;
+  readonly eventType: Sql | SqlValue;
   /** A jsonb expression. */
-  readonly data: string;
-  readonly actorId: string;
-  readonly tenantId: string;
+  readonly data: Sql | SqlValue;
+  readonly actorId: Sql | SqlValue;
+  readonly tenantId: Sql | SqlValue;
 }
 
 /** A new stream's first event; without `data`, the data is the created row itself. */
@@ -159,21 +149,9 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
                ${sql.value(event.eventType, 'text')}, ${data}, ${sql.value(event.actorId, 'text')},
                ${sql.value(event.tenantId, 'text')} from ${from}`;
     },
-    withCreatedEvent(row, event, also = []) {
-      const appended = store.firstEvent({ ...event, eventId: event.eventId ?? newId() }, CREATED);
-      if (!appended) return null;
-      const values = [...row.values];
-      const p = bindTo(values);
-      const more = bind(cteFragments(also), p);
-      return { text: `with created as (${row.text}), appended as (${bind(appended, p)})${more} select created.* from created`, values };
-    },
-    firstEventCte(event) {
-      if (!keeps(event.streamType)) return null;
-      return (source, p) => bind(store.firstEvent(event, sql.ident(source))!, p);
-    },
     appendFrom(streamType, from, c) {
       if (!keeps(streamType)) return null;
-      return `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
         select ${c.id}, ${c.streamType}, ${c.streamId},
                coalesce((select max(e.version) from svc_events e where e.stream_type = ${c.streamType} and e.stream_id = ${c.streamId}), 0) + 1,
                ${c.eventType}, ${c.data}, ${c.actorId}, ${c.tenantId}

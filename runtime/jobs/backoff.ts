@@ -5,14 +5,19 @@
  * database for a caller whose own statements do not compute the delay.
  */
 import type { Db, Tx } from '../db/index.ts';
+import { sql } from '../sql/index.ts';
+import { prepare } from './statement.ts';
 
 /** The jitter factor, uniform in [0.5, 1): jobs that failed together do not retry together. */
 export function retryJitter(): number {
   return 0.5 + Math.random() * 0.5;
 }
 
+const BACKOFF = prepare<{ attempts: number; jitter: number }>((arg) => sql`
+  select svc_job_backoff_secs(${arg('attempts', 'int')}, ${arg('jitter', 'double precision')}) as secs`);
+
 /** The backoff before attempt number `attempts` is retried, in seconds (svc_job_backoff_secs). */
 export async function retryDelaySecs(runner: Db | Tx, attempts: number): Promise<number> {
-  const row = await runner.one<{ secs: number }>('select svc_job_backoff_secs($1::int, $2::float8) as secs', [attempts, retryJitter()]);
+  const row = await runner.one<{ secs: number }>(BACKOFF.text, BACKOFF.values({ attempts, jitter: retryJitter() }));
   return row.secs;
 }

@@ -9,31 +9,49 @@
  */
 import { newId, newMonotonicId } from '../ids.ts';
 import { anyRows, statementName, type Db, type Tx } from '../db/index.ts';
-import type { CreatedCte, EventStore, NamedCte, NewEvent } from '../events/index.ts';
+import { CREATED, type CreatedCte, type EventStore, type NamedCte, type NewEvent } from '../events/index.ts';
 import { SYSTEM_ACTOR, type AuditEntryInput, type AuditLog } from '../audit/index.ts';
+import { bind, compile, fromBinder, sql, type Binder, type Sql } from '../sql/index.ts';
 import { normalizeJob, type NormalizedJob } from './input.ts';
-import type { Caller, EnqueueInput, RowJob } from './types.ts';
+import { prepare } from './statement.ts';
+import type { Caller, EnqueueInTxOptions, EnqueueInput, RowJob, TriggeredOptions } from './types.ts';
+
+export type { EnqueueInTxOptions, TriggeredOptions } from './types.ts';
 
 // Monotonic within the process, so jobs enqueued in one millisecond keep their order.
 export const jobId = (): string => newMonotonicId();
 
-const INSERT = `
-  insert into svc_jobs (id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by)
-  select v.id, v.queue, v.kind, v.payload::jsonb, v.key, v.max_attempts, v.priority, $8, $9
-    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[])
+const COLUMNS = sql`id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by`;
+/** A repeated idempotency key (same tenant and queue) inserts nothing. */
+const ON_CONFLICT = sql`on conflict (coalesce(tenant_id, ''), queue, idempotency_key) where idempotency_key is not null do nothing`;
+
+/** Every job of a batch: one array per column, unnest'ed. */
+const INSERT = prepare<{
+  ids: string[]; queues: string[]; kinds: string[]; payloads: string[]; keys: (string | null)[];
+  maxAttempts: number[]; priorities: number[]; tenantId: string | null; actorId: string | null;
+}>((arg) => sql`
+  insert into svc_jobs (${COLUMNS})
+  select v.id, v.queue, v.kind, v.payload::jsonb, v.key, v.max_attempts, v.priority, ${arg('tenantId', 'text')}, ${arg('actorId', 'text')}
+    from unnest(${arg('ids', 'text[]')}, ${arg('queues', 'text[]')}, ${arg('kinds', 'text[]')}, ${arg('payloads', 'text[]')},
+                ${arg('keys', 'text[]')}, ${arg('maxAttempts', 'int[]')}, ${arg('priorities', 'int[]')})
       as v(id, queue, kind, payload, key, max_attempts, priority)
-  on conflict (coalesce(tenant_id, ''), queue, idempotency_key) where idempotency_key is not null do nothing
-  returning id`;
+  ${ON_CONFLICT}
+  returning id`);
 
-const EXISTING = `
+const EXISTING = prepare<{ tenantId: string | null; queues: string[]; keys: (string | null)[] }>((arg) => sql`
   select queue, idempotency_key as key, id from svc_jobs
-   where coalesce(tenant_id, '') = coalesce($1, '') and (queue, idempotency_key) in (
-     select * from unnest($2::text[], $3::text[]))`;
+   where coalesce(tenant_id, '') = coalesce(${arg('tenantId', 'text')}, '') and (queue, idempotency_key) in (
+     select * from unnest(${arg('queues', 'text[]')}, ${arg('keys', 'text[]')}))`);
 
-const INSERT_ONE = `
-  insert into svc_jobs (id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by)
-  values ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9)
-  on conflict (coalesce(tenant_id, ''), queue, idempotency_key) where idempotency_key is not null do nothing
+/** One job's row: the first CTE of the one-job statement (`with created as (...)`). */
+const insertOne = (id: string, job: NormalizedJob, caller: Caller): Sql => sql`
+  insert into svc_jobs (${COLUMNS})
+  values (${sql.join([
+    sql.value(id, 'text'), sql.value(job.queue, 'text'), sql.value(job.kind, 'text'), sql.value(JSON.stringify(job.payload), 'jsonb'),
+    sql.value(job.idempotencyKey, 'text'), sql.value(job.maxAttempts, 'int'), sql.value(job.priority, 'int'),
+    sql.value(caller.tenantId, 'text'), sql.value(caller.actorId, 'text'),
+  ], ', ')})
+  ${ON_CONFLICT}
   returning id`;
 
 /** The event log and the audit log, which every enqueue writes to. */
@@ -91,11 +109,11 @@ function enqueuedEntry(event: NewEvent, job: NormalizedJob, caller: Caller): Aud
  */
 async function enqueueOne(db: Db, logs: EnqueueLogs, job: NormalizedJob, id: string, caller: Caller): Promise<{ id: string }> {
   const [event] = enqueuedEvents([job], [id], new Set([id]), caller);
-  const row = { text: INSERT_ONE, values: [id, job.queue, job.kind, JSON.stringify(job.payload), job.idempotencyKey,
-    job.maxAttempts, job.priority, caller.tenantId, caller.actorId] };
-  const audited = logs.audit.createdCte(enqueuedEntry(event, job, caller));
-  const query = logs.events.withCreatedEvent(row, event, audited ? [audited] : []);
-  if (!query) return (await db.tx((t) => resolveInTx(t, logs, [job], [id], caller)))[0];
+  const appended = logs.events.firstEvent(event, CREATED);
+  if (!appended) return (await db.tx((t) => resolveInTx(t, logs, [job], [id], caller)))[0];
+  const audited = logs.audit.entryFrom(enqueuedEntry(event, job, caller), CREATED);
+  const query = compile(sql`with ${CREATED} as (${insertOne(id, job, caller)}), appended as (${appended})${
+    audited ? sql`, audited as (${audited})` : sql.empty} select ${CREATED}.* from ${CREATED}`);
   const inserted = await anyRows<{ id: string }>(db, logs.prepared ? { name: nameOf(query.text), ...query } : query);
   if (inserted.length > 0) return { id };
   return (await resolveRepeats(db, [job], [id], new Set(), caller))[0];
@@ -129,26 +147,42 @@ export function enqueueCte(
     const job = normalizeJob({ ...rowJob, payload: null });
     const id = jobId();
     const [event] = enqueuedEvents([job], [id], new Set([id]), caller);
-    return { rowJob, job, id, event: event as NewEvent & { eventId: string } };
+    return { rowJob, job, id, event };
   });
   return (source, p) => planned.flatMap(({ rowJob, job, id, event }, n): NamedCte[] => {
-    const name = `${prefix}_${n}`;
-    const where = rowJob.where('c', p);
-    const insert = `insert into svc_jobs (id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by)
-      select ${p.add(id, 'text')}, ${p.add(job.queue, 'text')}, ${p.add(job.kind, 'text')}, ${rowJob.payload('c', p)},
-             ${p.add(job.idempotencyKey, 'text')}, ${p.add(job.maxAttempts, 'int')}, ${p.add(job.priority, 'int')},
-             ${p.add(caller.tenantId, 'text')}, ${p.add(caller.actorId, 'text')}
-        from ${source} c${where ? ` where ${where}` : ''}
-      on conflict (coalesce(tenant_id, ''), queue, idempotency_key) where idempotency_key is not null do nothing
+    const name = sql.alias(`${prefix}_${n}`);
+    // actions' binding SQL is string-built: its payload and condition enter as fragments here.
+    const payload = fromBinder((q) => rowJob.payload('c', q));
+    const where = condition((q) => rowJob.where('c', q));
+    const insert = sql`insert into svc_jobs (${COLUMNS})
+      select ${sql.join([
+        sql.value(id, 'text'), sql.value(job.queue, 'text'), sql.value(job.kind, 'text'), payload,
+        sql.value(job.idempotencyKey, 'text'), sql.value(job.maxAttempts, 'int'), sql.value(job.priority, 'int'),
+        sql.value(caller.tenantId, 'text'), sql.value(caller.actorId, 'text'),
+      ], ', ')}
+        from ${sql.alias(source)} c${where ? sql` where ${where}` : sql.empty}
+      ${ON_CONFLICT}
       returning id`;
-    const appended = logs.events.firstEventCte(event);
-    const audited = options.audit === false ? null : logs.audit.createdCte(enqueuedEntry(event, job, caller));
+    const appended = logs.events.firstEvent(event, name);
+    const audited = options.audit === false ? null : logs.audit.entryFrom(enqueuedEntry(event, job, caller), name);
+    const text = sql.text(name);
     return [
-      { name, body: insert },
-      ...(appended ? [{ name: `${name}_event`, body: appended(name, p) as string }] : []),
-      ...(audited ? [{ name: `${name}_audit`, body: audited(name, p) }] : []),
+      { name: text, body: bind(insert, p) },
+      ...(appended ? [{ name: `${text}_event`, body: bind(appended, p) }] : []),
+      ...(audited ? [{ name: `${text}_audit`, body: bind(audited, p) }] : []),
     ];
   });
+}
+
+/** A string-built condition (null: none) as a fragment. */
+function condition(render: (p: Binder) => string | null): Sql | null {
+  let none = false;
+  const fragment = fromBinder((p) => {
+    const text = render(p);
+    none = text === null;
+    return text ?? '';
+  });
+  return none ? null : fragment;
 }
 
 async function resolveInTx(t: Tx, logs: EnqueueLogs, jobs: readonly NormalizedJob[], ids: string[], caller: Caller, audit = true) {
@@ -162,22 +196,22 @@ async function resolveInTx(t: Tx, logs: EnqueueLogs, jobs: readonly NormalizedJo
 }
 
 function insertRows(t: Tx, jobs: readonly NormalizedJob[], ids: string[], caller: Caller) {
-  return t.manyOrNone<{ id: string }>(INSERT, [
+  return t.manyOrNone<{ id: string }>(INSERT.text, INSERT.values({
     ids,
-    jobs.map((j) => j.queue),
-    jobs.map((j) => j.kind),
-    jobs.map((j) => JSON.stringify(j.payload)),
-    jobs.map((j) => j.idempotencyKey),
-    jobs.map((j) => j.maxAttempts),
-    jobs.map((j) => j.priority),
-    caller.tenantId,
-    caller.actorId,
-  ]);
+    queues: jobs.map((j) => j.queue),
+    kinds: jobs.map((j) => j.kind),
+    payloads: jobs.map((j) => JSON.stringify(j.payload)),
+    keys: jobs.map((j) => j.idempotencyKey),
+    maxAttempts: jobs.map((j) => j.maxAttempts),
+    priorities: jobs.map((j) => j.priority),
+    tenantId: caller.tenantId,
+    actorId: caller.actorId,
+  }));
 }
 
 function enqueuedEvents(
   jobs: readonly NormalizedJob[], ids: string[], inserted: Set<string>, caller: Caller,
-): NewEvent[] {
+): Array<NewEvent & { readonly eventId: string }> {
   return jobs.flatMap((job, i) => (inserted.has(ids[i]) ? [{
     streamType: 'Job', streamId: ids[i], eventType: 'JobEnqueued', eventId: newId(),
     data: { queue: job.queue, kind: job.kind, priority: job.priority, maxAttempts: job.maxAttempts },
@@ -190,9 +224,9 @@ async function resolveRepeats(
   t: Tx | Db, jobs: readonly NormalizedJob[], ids: string[], inserted: Set<string>, caller: Caller,
 ): Promise<Array<{ id: string }>> {
   const repeats = jobs.filter((_, i) => !inserted.has(ids[i]));
-  const rows = await t.manyOrNone<{ queue: string; key: string; id: string }>(EXISTING, [
-    caller.tenantId, repeats.map((j) => j.queue), repeats.map((j) => j.idempotencyKey),
-  ]);
+  const rows = await t.manyOrNone<{ queue: string; key: string; id: string }>(EXISTING.text, EXISTING.values({
+    tenantId: caller.tenantId, queues: repeats.map((j) => j.queue), keys: repeats.map((j) => j.idempotencyKey),
+  }));
   const existing = new Map(rows.map((row) => [`${row.queue}\u0000${row.key}`, row.id]));
   return jobs.map((job, i) => {
     if (inserted.has(ids[i])) return { id: ids[i] };
@@ -202,28 +236,16 @@ async function resolveRepeats(
   });
 }
 
-/**
- * Jobs a capability enqueues as the consequence of a change it audits
- * itself (an action bound to a model write: the write's own `record.*`
- * entry is the trail): `audit: false` writes no `job.enqueue` entry.
- */
-export interface TriggeredOptions {
-  readonly audit?: boolean;
-}
-
-/** How the runtime's own enqueues differ from a client's. */
-export interface EnqueueInTxOptions {
-  /** Seconds before the job becomes eligible (a visibility time: nothing waits for it). Default 0. */
-  readonly delaySecs?: number;
-  /** A reserved queue (`svc.*`): allowed, and not audited as `job.enqueue` (the capability audits its own action). */
-  readonly internal?: boolean;
-}
-
-const INSERT_IN_TX = `
-  insert into svc_jobs (id, queue, kind, payload, idempotency_key, max_attempts, priority, tenant_id, created_by, visible_at)
-  values ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))
-  on conflict (coalesce(tenant_id, ''), queue, idempotency_key) where idempotency_key is not null do nothing
-  returning id`;
+const INSERT_IN_TX = prepare<{
+  id: string; queue: string; kind: string; payload: string; key: string | null; maxAttempts: number; priority: number;
+  tenantId: string | null; actorId: string | null; delaySecs: number;
+}>((arg) => sql`
+  insert into svc_jobs (${COLUMNS}, visible_at)
+  values (${sql.join([arg('id', 'text'), arg('queue', 'text'), arg('kind', 'text'), arg('payload', 'jsonb'), arg('key', 'text'),
+    arg('maxAttempts', 'int'), arg('priority', 'int'), arg('tenantId', 'text'), arg('actorId', 'text')], ', ')},
+    now() + make_interval(secs => ${arg('delaySecs', 'double precision')}))
+  ${ON_CONFLICT}
+  returning id`);
 
 /**
  * One job in the caller's transaction `t`, so that it commits (or not) with
@@ -236,8 +258,11 @@ export async function enqueueOneInTx(
 ): Promise<{ id: string; inserted: boolean }> {
   const job = normalizeJob(input, options.internal === true);
   const id = jobId();
-  const row = await t.oneOrNone<{ id: string }>(INSERT_IN_TX, [id, job.queue, job.kind, JSON.stringify(job.payload),
-    job.idempotencyKey, job.maxAttempts, job.priority, caller.tenantId, caller.actorId, Math.max(0, options.delaySecs ?? 0)]);
+  const row = await t.oneOrNone<{ id: string }>(INSERT_IN_TX.text, INSERT_IN_TX.values({
+    id, queue: job.queue, kind: job.kind, payload: JSON.stringify(job.payload), key: job.idempotencyKey,
+    maxAttempts: job.maxAttempts, priority: job.priority, tenantId: caller.tenantId, actorId: caller.actorId,
+    delaySecs: Math.max(0, options.delaySecs ?? 0),
+  }));
   if (!row) return { ...(await resolveRepeats(t, [job], [id], new Set(), caller))[0], inserted: false };
   const [event] = enqueuedEvents([job], [id], new Set([id]), caller);
   await logs.events.append(t, event);

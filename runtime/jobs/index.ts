@@ -17,9 +17,9 @@ import { mountWorkerRoutes } from './routes/worker.ts';
 import { getJob, mayWatchJob } from './view.ts';
 import type { EnqueueInput, JobQueue } from './types.ts';
 
-export type { JobQueue, InternalQueue, EnqueueInput, Caller, JobView, JobStatus, RowJob, HeldJob } from './types.ts';
-export type { WorkerIdentity } from './workers.ts';
-export type { EnqueueInTxOptions } from './enqueue.ts';
+export type {
+  JobQueue, InternalQueue, EnqueueInput, Caller, JobView, JobStatus, RowJob, HeldJob, WorkerIdentity, EnqueueInTxOptions,
+} from './types.ts';
 export type { LeasedJob } from './lease.ts';
 export { INTERNAL_QUEUE_PREFIX, isInternalQueue } from './input.ts';
 export { JOB_STATUSES } from './types.ts';

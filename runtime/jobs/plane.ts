@@ -6,14 +6,15 @@
  * says which of those held, so the route answers 401, 403 or 409 from it.
  *
  * Two callers run the same statements, differing only in their first CTE:
- * a worker token (the routes: $1 is the token's SHA-256, looked up on every
+ * a worker token (the routes: `who` is the token's SHA-256, looked up on every
  * call, so a revocation holds on the very next request: no cache), and the
- * runtime's own consumers in process (`InternalQueue`: $1 is a worker id,
+ * runtime's own consumers in process (`InternalQueue`: `who` is a worker id,
  * any queue, any tenant). Where a 400 must wait for a 401, 403 or 409, the
  * route asks `check`, a read-only look at the token and the lease, instead
  * of running the call step by step.
  *
- * The texts are fixed, so on a server they run as named prepared statements
+ * The statements are built with runtime/sql and compiled once (statement.ts);
+ * their texts are fixed, so on a server they run as named prepared statements
  * (parsed and planned once per pooled connection); behind a transaction
  * pooler (SVC_DB_PREPARED off) and on PGlite they run unnamed, values still
  * bound server-side. A retry's delay is svc_job_backoff_secs (0003_backoff.sql).
@@ -21,9 +22,13 @@
 import type { Db, Tx } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import { newId } from '../ids.ts';
+import { sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
 import { retryJitter } from './backoff.ts';
 import { leasedAtMs, LEASE_ID, type LeasedJob, type LeasedRow } from './lease.ts';
-import type { WorkerIdentity } from './workers.ts';
+import { prepare, type Prepared } from './statement.ts';
+import type { FailOutcome, WorkerIdentity } from './types.ts';
+
+export type { FailOutcome } from './types.ts';
 
 export interface CompleteItem {
   readonly id: string;
@@ -37,17 +42,20 @@ export interface LeaseLatency {
   readonly seconds: number;
 }
 
-export type FailOutcome = { outcome: 'retry'; delaySecs: number } | { outcome: 'dead' };
+type Arg = (name: 'who', cast?: SqlCast) => SqlValue;
 
-/** Who runs a statement: the row of `w`, its first CTE (none: the token is unknown or revoked). */
+/** Who runs a statement: the row of `w`, its first CTE (none: the token is unknown or revoked). `who` is its value. */
 const CALLERS = {
-  token: `select id, queues, tenant_id from svc_worker_tokens where token_hash = $1::text and not is_revoked`,
-  internal: `select $1::text as id, array['*']::text[] as queues, null::text as tenant_id`,
+  token: (arg: Arg) => sql`select id, queues, tenant_id from svc_worker_tokens where token_hash = ${arg('who', 'text')} and not is_revoked`,
+  internal: (arg: Arg) => sql`select ${arg('who', 'text')} as id, array['*']::text[] as queues, null::text as tenant_id`,
 } as const;
 type CallerKind = keyof typeof CALLERS;
 
 /** One result row whatever happened: `(values (1)) one left join <cte> on true`. */
-const ONE_ROW = `(values (1)) as one(x)`;
+const ONE_ROW = sql`(values (1)) as one(x)`;
+
+/** The stream type of a job's events. */
+const JOB = sql`'Job'`;
 
 export interface LeaseCall {
   readonly queues: readonly string[];
@@ -87,55 +95,82 @@ export interface WorkerStatements {
   check(tokenHash: string, lease: { readonly id: string; readonly leaseId: string } | null): Promise<Checked>;
 }
 
+export interface LeaseArgs {
+  readonly who: string;
+  readonly queues: readonly string[];
+  readonly capacity: number;
+  readonly visibilitySecs: number;
+  /** One event id per job the lease may take (capacity of them). */
+  readonly eventIds: readonly string[];
+}
+
+export interface CompleteArgs {
+  readonly who: string;
+  /** Parallel arrays, one entry per job. */
+  readonly ids: readonly string[];
+  readonly leaseIds: readonly string[];
+  /** JSON text, or null. */
+  readonly results: readonly (string | null)[];
+  readonly eventIds: readonly string[];
+}
+
+export interface ExtendArgs {
+  readonly who: string;
+  readonly id: string;
+  readonly leaseId: string;
+  /** null: the leased length. */
+  readonly visibilitySecs: number | null;
+}
+
+export interface FailArgs {
+  readonly who: string;
+  readonly id: string;
+  readonly leaseId: string;
+  readonly retryable: boolean;
+  readonly error: string;
+  /** In [0.5, 1): see retryJitter. */
+  readonly jitter: number;
+  readonly eventId: string;
+}
+
 export interface Built {
-  readonly lease: string;
-  readonly complete: string;
-  readonly extend: string;
-  readonly fail: string;
+  readonly lease: Prepared<LeaseArgs>;
+  readonly complete: Prepared<CompleteArgs>;
+  readonly extend: Prepared<ExtendArgs>;
+  readonly fail: Prepared<FailArgs>;
 }
 
 /**
- * The four statements' texts for a caller (exported for plan tests). When the
- * history policy drops Job events (a schema model named Job under
+ * The four statements for a caller, compiled once (exported for plan tests).
+ * When the history policy drops Job events (a schema model named Job under
  * SVC_HISTORY_POLICY=off), they append none.
  */
 export function workerStatementTexts(events: EventStore, caller: CallerKind = 'token'): Built {
-  const appended = (sql: string | null) => (sql === null ? '' : `, appended as (${sql})`);
-  const leasedEvents = appended(events.appendFrom('Job', 'numbered r', {
-    id: '($5::text[])[r.n]', streamType: `'Job'`, streamId: 'r.id', eventType: `'JobLeased'`,
-    data: `jsonb_build_object('workerId', r.worker_id, 'attempt', r.attempts)`, actorId: 'null', tenantId: 'r.tenant_id',
-  }));
-  const completedEvents = appended(events.appendFrom('Job', 'done d', {
-    id: 'd.event_id', streamType: `'Job'`, streamId: 'd.id', eventType: `'JobSucceeded'`,
-    data: `jsonb_build_object('attempts', d.attempts)`, actorId: 'null', tenantId: 'd.tenant_id',
-  }));
-  const failedEvents = appended(events.appendFrom('Job', 'failed f', {
-    id: '$7::text', streamType: `'Job'`, streamId: 'f.id',
-    eventType: `case when f.status = 'queued' then 'JobRetryScheduled' else 'JobDead' end`,
-    data: `case when f.status = 'queued'
-             then jsonb_build_object('attempts', f.attempts, 'error', $5::text, 'delaySecs', f.delay_secs)
-             else jsonb_build_object('attempts', f.attempts, 'error', $5::text) end`,
-    actorId: 'null', tenantId: 'f.tenant_id',
-  }));
+  const appended = (fragment: Sql | null) => (fragment === null ? sql.empty : sql`, appended as (${fragment})`);
   const w = CALLERS[caller];
-  return {
-    // $2 queues, $3 capacity, $4 visibility, $5 event ids (capacity of them).
-    // Per queue, a lateral index scan in (priority desc, id) order; `queue = any($2)` would
-    // instead sort every queued row of the queues on each lease. A caller of any tenant and
-    // a tenant-bound one take separate branches (only one runs): written as one
-    // `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
-    // where the whole queue may match, and scans and sorts the table instead of the index.
-    lease: `
-      with w as (${w}),
-      allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> $2::text[]),
+  // Per queue, a lateral index scan in (priority desc, id) order; `queue = any(queues)` would
+  // instead sort every queued row of the queues on each lease. A caller of any tenant and
+  // a tenant-bound one take separate branches (only one runs): written as one
+  // `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
+  // where the whole queue may match, and scans and sorts the table instead of the index.
+  const lease = prepare<LeaseArgs>((arg) => {
+    const leasedEvents = appended(events.appendFrom('Job', sql`numbered r`, {
+      id: sql`(${arg('eventIds', 'text[]')})[r.n]`, streamType: JOB, streamId: sql`r.id`, eventType: sql`'JobLeased'`,
+      data: sql`jsonb_build_object('workerId', r.worker_id, 'attempt', r.attempts)`, actorId: sql`null`, tenantId: sql`r.tenant_id`,
+    }));
+    const capacity = () => arg('capacity', 'int');
+    const visibility = () => arg('visibilitySecs', 'int');
+    return sql`
+      with w as (${w(arg)}),
+      allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> ${arg('queues', 'text[]')}),
       picked as (
-        select c.id from allowed a cross join unnest($2::text[]) as q(name)
+        select c.id from allowed a cross join unnest(${arg('queues', 'text[]')}) as q(name)
         cross join lateral (
           select * from (
             select id, priority from svc_jobs
              where a.tenant_id is null and status = 'queued' and queue = q.name and visible_at <= now()
              order by priority desc, id
-             limit $3::int
+             limit ${capacity()}
              for update skip locked) any_tenant
           union all
           select * from (
@@ -143,16 +178,16 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
              where a.tenant_id is not null and status = 'queued' and queue = q.name and visible_at <= now()
                and tenant_id = a.tenant_id
              order by priority desc, id
-             limit $3::int
+             limit ${capacity()}
              for update skip locked) one_tenant
         ) c
         order by c.priority desc, c.id
-        limit $3::int
+        limit ${capacity()}
       ),
       leased as (
         update svc_jobs j
-           set status = 'leased', attempts = j.attempts + 1, lease_id = ${LEASE_ID},
-               lease_secs = $4::int, visible_at = now() + make_interval(secs => $4::int),
+           set status = 'leased', attempts = j.attempts + 1, lease_id = ${sql.raw(LEASE_ID)},
+               lease_secs = ${visibility()}, visible_at = now() + make_interval(secs => ${visibility()}),
                worker_id = (select id from allowed), updated_at = now()
          where j.id = any(array(select id from picked))
         returning j.id, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.lease_id, j.priority, j.tenant_id, j.worker_id
@@ -160,54 +195,73 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
       numbered as (select l.*, row_number() over () as n from leased l)${leasedEvents}
       select (select queues from w) as worker_queues, (select id from w) as worker_id, (select tenant_id from w) as worker_tenant,
              l.id, l.queue, l.kind, l.payload, l.attempts, l.max_attempts, l.lease_id, l.priority
-        from ${ONE_ROW} left join leased l on true`,
-    // $2 ids, $3 lease ids, $4 results (JSON text), $5 event ids: parallel arrays.
-    complete: `
-      with w as (${w}),
+        from ${ONE_ROW} left join leased l on true`;
+  });
+  const complete = prepare<CompleteArgs>((arg) => {
+    const completedEvents = appended(events.appendFrom('Job', sql`done d`, {
+      id: sql`d.event_id`, streamType: JOB, streamId: sql`d.id`, eventType: sql`'JobSucceeded'`,
+      data: sql`jsonb_build_object('attempts', d.attempts)`, actorId: sql`null`, tenantId: sql`d.tenant_id`,
+    }));
+    return sql`
+      with w as (${w(arg)}),
       done as (
         update svc_jobs j
            set status = 'succeeded', result = v.result::jsonb, error = null, lease_id = null, worker_id = null,
                visible_at = now(), updated_at = now()
-          from unnest($2::text[], $3::text[], $4::text[], $5::text[]) as v(id, lease_id, result, event_id)
+          from unnest(${arg('ids', 'text[]')}, ${arg('leaseIds', 'text[]')}, ${arg('results', 'text[]')}, ${arg('eventIds', 'text[]')})
+            as v(id, lease_id, result, event_id)
          where j.id = v.id and j.lease_id = v.lease_id and j.status = 'leased' and exists (select 1 from w)
         returning j.id, j.tenant_id, j.attempts, j.queue, v.lease_id, v.event_id,
                   (extract(epoch from clock_timestamp()) * 1000)::float8 as now_ms
       )${completedEvents}
       select (select count(*) from w)::int as worker, d.id, d.queue, d.lease_id, d.now_ms
-        from ${ONE_ROW} left join done d on true`,
-    // $2 id, $3 lease id, $4 visibility (null: the leased length).
-    extend: `
-      with w as (${w}),
+        from ${ONE_ROW} left join done d on true`;
+  });
+  const extend = prepare<ExtendArgs>((arg) => sql`
+      with w as (${w(arg)}),
       extended as (
         update svc_jobs
-           set lease_secs = coalesce($4::int, lease_secs), visible_at = now() + make_interval(secs => coalesce($4::int, lease_secs)),
+           set lease_secs = coalesce(${arg('visibilitySecs', 'int')}, lease_secs),
+               visible_at = now() + make_interval(secs => coalesce(${arg('visibilitySecs', 'int')}, lease_secs)),
                updated_at = now()
-         where id = $2::text and lease_id = $3::text and status = 'leased' and exists (select 1 from w)
+         where id = ${arg('id', 'text')} and lease_id = ${arg('leaseId', 'text')} and status = 'leased' and exists (select 1 from w)
         returning true as held, tenant_id
       )
-      select (select count(*) from w)::int as worker, e.held, e.tenant_id from ${ONE_ROW} left join extended e on true`,
-    // $2 id, $3 lease id, $4 retryable, $5 error, $6 jitter in [0.5, 1), $7 event id.
-    fail: `
-      with w as (${w}),
+      select (select count(*) from w)::int as worker, e.held, e.tenant_id from ${ONE_ROW} left join extended e on true`);
+  const fail = prepare<FailArgs>((arg) => {
+    const retry = () => sql`${arg('retryable', 'boolean')} and attempts < max_attempts`;
+    const jitter = () => arg('jitter', 'double precision');
+    const error = () => arg('error', 'text');
+    const failedEvents = appended(events.appendFrom('Job', sql`failed f`, {
+      id: arg('eventId', 'text'), streamType: JOB, streamId: sql`f.id`,
+      eventType: sql`case when f.status = 'queued' then 'JobRetryScheduled' else 'JobDead' end`,
+      data: sql`case when f.status = 'queued'
+             then jsonb_build_object('attempts', f.attempts, 'error', ${error()}, 'delaySecs', f.delay_secs)
+             else jsonb_build_object('attempts', f.attempts, 'error', ${error()}) end`,
+      actorId: sql`null`, tenantId: sql`f.tenant_id`,
+    }));
+    return sql`
+      with w as (${w(arg)}),
       failed as (
         update svc_jobs
-           set status = case when $4::boolean and attempts < max_attempts then 'queued' else 'dead' end,
-               visible_at = case when $4::boolean and attempts < max_attempts
-                 then now() + make_interval(secs => svc_job_backoff_secs(attempts, $6::float8))
+           set status = case when ${retry()} then 'queued' else 'dead' end,
+               visible_at = case when ${retry()}
+                 then now() + make_interval(secs => svc_job_backoff_secs(attempts, ${jitter()}))
                  else now() end,
-               error = $5::text, lease_id = null, worker_id = null, updated_at = now()
-         where id = $2::text and lease_id = $3::text and status = 'leased' and exists (select 1 from w)
-        returning id, status, attempts, tenant_id, svc_job_backoff_secs(attempts, $6::float8) as delay_secs
+               error = ${error()}, lease_id = null, worker_id = null, updated_at = now()
+         where id = ${arg('id', 'text')} and lease_id = ${arg('leaseId', 'text')} and status = 'leased' and exists (select 1 from w)
+        returning id, status, attempts, tenant_id, svc_job_backoff_secs(attempts, ${jitter()}) as delay_secs
       )${failedEvents}
-      select (select count(*) from w)::int as worker, f.status, f.delay_secs from ${ONE_ROW} left join failed f on true`,
-  };
+      select (select count(*) from w)::int as worker, f.status, f.delay_secs from ${ONE_ROW} left join failed f on true`;
+  });
+  return { lease, complete, extend, fail };
 }
 
-/** `check`: $2 job id, $3 lease id (both null: the token alone). Reads, never locks. */
-const CHECK = `
+/** `check`: a job id and lease id (both null: the token alone). Reads, never locks. */
+const CHECK = prepare<{ who: string; id: string | null; leaseId: string | null }>((arg) => sql`
   select w.id, w.queues, w.tenant_id,
-         exists (select 1 from svc_jobs where id = $2::text and lease_id = $3::text and status = 'leased') as held
-    from ${ONE_ROW} left join (${CALLERS.token}) w on true`;
+         exists (select 1 from svc_jobs where id = ${arg('id', 'text')} and lease_id = ${arg('leaseId', 'text')} and status = 'leased') as held
+    from ${ONE_ROW} left join (${CALLERS.token(arg)}) w on true`);
 
 /** One row per leased job (or one with a null id when none), each carrying the caller's row. */
 interface LeaseRow extends Omit<LeasedRow, 'id' | 'tenant_id'> {
@@ -221,14 +275,15 @@ interface LeaseRow extends Omit<LeasedRow, 'id' | 'tenant_id'> {
 const MAX_RACES = 3;
 
 /**
- * The statements for one kind of caller; `who` is its $1. Outside a
+ * The statements for one kind of caller; `who` is its identity (token hash or worker id). Outside a
  * transaction, a statement that lost a version race on a Job stream (see
  * `isVersionRace`) changed nothing and runs again, on a fresh snapshot.
  */
 function planeFor(db: Db, events: EventStore, prepared: boolean, caller: CallerKind) {
   const texts = workerStatementTexts(events, caller);
-  const run = async <T>(name: keyof Built, values: unknown[], on: Db | Tx = db): Promise<T[]> => {
-    const text = texts[name];
+  const run = async <T, K extends keyof Built>(name: K, args: Parameters<Built[K]['values']>[0], on: Db | Tx = db): Promise<T[]> => {
+    const { text } = texts[name];
+    const values = (texts[name].values as (a: typeof args) => unknown[])(args);
     const statement = prepared ? { name: `svc_jobs_${name}${caller === 'token' ? '' : `_${caller}`}`, text, values } : { text, values };
     for (let races = 1; ; races++) {
       try {
@@ -241,7 +296,9 @@ function planeFor(db: Db, events: EventStore, prepared: boolean, caller: CallerK
   return {
     async lease(who: string, call: LeaseCall): Promise<LeaseOutcome> {
       const eventIds = Array.from({ length: call.capacity }, () => newId());
-      const rows = await run<LeaseRow>('lease', [who, call.queues, call.capacity, call.visibilitySecs, eventIds]);
+      const rows = await run<LeaseRow, 'lease'>('lease', {
+        who, queues: call.queues, capacity: call.capacity, visibilitySecs: call.visibilitySecs, eventIds,
+      });
       const [first] = rows;
       if (!first.worker_queues) return { worker: null };
       const leased = rows.filter((row) => row.id !== null);
@@ -260,13 +317,13 @@ function planeFor(db: Db, events: EventStore, prepared: boolean, caller: CallerK
     async complete(who: string, items: readonly CompleteItem[], on: Db | Tx = db): Promise<CompleteOutcome> {
       // Rows are locked in id order, so two overlapping batches cannot deadlock.
       const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const rows = await run<{ worker: number; id: string | null; queue: string; lease_id: string; now_ms: number }>('complete', [
+      const rows = await run<{ worker: number; id: string | null; queue: string; lease_id: string; now_ms: number }, 'complete'>('complete', {
         who,
-        sorted.map((item) => item.id),
-        sorted.map((item) => item.leaseId),
-        sorted.map((item) => (item.result === undefined ? null : JSON.stringify(item.result))),
-        sorted.map(() => newId()),
-      ], on);
+        ids: sorted.map((item) => item.id),
+        leaseIds: sorted.map((item) => item.leaseId),
+        results: sorted.map((item) => (item.result === undefined ? null : JSON.stringify(item.result))),
+        eventIds: sorted.map(() => newId()),
+      }, on);
       const done = rows.filter((row) => row.id !== null);
       // In the caller's transaction, its commit is still to come: the caller tells the feed.
       if (done.length > 0 && on === db) events.committed();
@@ -284,14 +341,14 @@ function planeFor(db: Db, events: EventStore, prepared: boolean, caller: CallerK
       };
     },
     async extend(who: string, id: string, leaseId: string, visibilitySecs: number | null): Promise<Extended> {
-      const [row] = await run<{ worker: number; held: boolean | null; tenant_id: string | null }>('extend', [who, id, leaseId, visibilitySecs]);
+      const [row] = await run<{ worker: number; held: boolean | null; tenant_id: string | null }, 'extend'>('extend', { who, id, leaseId, visibilitySecs });
       if (row.worker === 0) return 'unauthorized';
       return row.held ? { tenantId: row.tenant_id } : null;
     },
     async fail(who: string, id: string, leaseId: string, error: string, retryable: boolean): Promise<Failed> {
-      const [row] = await run<{ worker: number; status: 'queued' | 'dead' | null; delay_secs: number }>('fail', [
-        who, id, leaseId, retryable, error, retryJitter(), newId(),
-      ]);
+      const [row] = await run<{ worker: number; status: 'queued' | 'dead' | null; delay_secs: number }, 'fail'>('fail', {
+        who, id, leaseId, retryable, error, jitter: retryJitter(), eventId: newId(),
+      });
       if (row.worker === 0) return 'unauthorized';
       if (row.status === null) return null;
       events.committed();
@@ -309,8 +366,8 @@ export function workerStatements(db: Db, events: EventStore, prepared: boolean):
     extend: statements.extend,
     fail: statements.fail,
     async check(tokenHash, lease) {
-      const text = CHECK;
-      const values = [tokenHash, lease?.id ?? null, lease?.leaseId ?? null];
+      const { text } = CHECK;
+      const values = CHECK.values({ who: tokenHash, id: lease?.id ?? null, leaseId: lease?.leaseId ?? null });
       const [row] = await db.any<{ id: string | null; queues: string[] | null; tenant_id: string | null; held: boolean }>(
         prepared ? { name: 'svc_jobs_check', text, values } : { text, values });
       return { worker: row.queues && { id: row.id!, queues: row.queues, tenantId: row.tenant_id }, held: row.held };

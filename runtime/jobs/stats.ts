@@ -8,7 +8,7 @@ import { clampInt } from './input.ts';
 import { JOB_STATUSES, type JobStatus } from './types.ts';
 import type { TenantScope } from '../tenancy/index.ts';
 import { isoUtcSql } from '../db/index.ts';
-import { scopeSql } from './scope.ts';
+import { compile, sql, type Sql } from '../sql/index.ts';
 
 export interface JobStats {
   readonly byStatus: Record<JobStatus, number>;
@@ -17,7 +17,7 @@ export interface JobStats {
   readonly oldestQueuedSeconds: number;
 }
 
-const STATS = (scoped: string) => `
+const STATS = (scoped: Sql) => sql`
   with scoped as (
     select queue, status, created_at from svc_jobs where ${scoped}
   ), grouped as (
@@ -30,8 +30,7 @@ const STATS = (scoped: string) => `
       as oldest`;
 
 export async function jobStats(db: Db, scope: TenantScope): Promise<JobStats> {
-  const values: unknown[] = [];
-  const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(STATS(scopeSql(scope, values)), values);
+  const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(compile(STATS(scope.predicate(null)), { scope }));
   const byStatus = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
   for (const entry of row.by_queue) byStatus[entry.status] += entry.count;
   return { byStatus, byQueue: row.by_queue, oldestQueuedSeconds: Math.max(0, row.oldest) };
@@ -50,6 +49,9 @@ function queryInt(value: string | undefined, field: string): number | undefined 
   return Number(value);
 }
 
+const CREATED_AT = sql.raw(isoUtcSql('created_at'));
+const UPDATED_AT = sql.raw(isoUtcSql('updated_at'));
+
 /** Newest first (ULID order); payload and result are left out. */
 export async function recentJobs(db: Db, scope: TenantScope, query: RecentQuery) {
   const status = query.status || null;
@@ -58,14 +60,13 @@ export async function recentJobs(db: Db, scope: TenantScope, query: RecentQuery)
   }
   const limit = clampInt(queryInt(query.limit, 'limit'), 'limit', 50, 1, 200);
   const offset = clampInt(queryInt(query.offset, 'offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-  const values: unknown[] = [query.queue || null, status, limit, offset];
-  const rows = await db.manyOrNone(
-    `select id, queue, kind, status, attempts, max_attempts, error,
-            ${isoUtcSql('created_at')} as created_at, ${isoUtcSql('updated_at')} as updated_at from svc_jobs
-      where ${scopeSql(scope, values)} and ($1::text is null or queue = $1) and ($2::text is null or status = $2)
-      order by id desc limit $3 offset $4`,
-    values,
-  );
+  const queue = query.queue || null;
+  const rows = await db.manyOrNone(compile(sql`
+    select id, queue, kind, status, attempts, max_attempts, error,
+           ${CREATED_AT} as created_at, ${UPDATED_AT} as updated_at from svc_jobs
+     where ${scope.predicate(null)}${queue === null ? sql.empty : sql` and queue = ${sql.value(queue, 'text')}`}${
+       status === null ? sql.empty : sql` and status = ${sql.value(status, 'text')}`}
+     order by id desc limit ${sql.value(limit, 'int')} offset ${sql.value(offset, 'bigint')}`, { scope }));
   return rows.map((row) => ({
     id: row.id, queue: row.queue, kind: row.kind, status: row.status, attempts: row.attempts,
     maxAttempts: row.max_attempts, error: row.error, createdAt: row.created_at, updatedAt: row.updated_at,

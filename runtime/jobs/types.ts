@@ -3,13 +3,11 @@
  * `enqueueJob`, actions, workflows) call through `ctx.services.jobs`.
  */
 import type { TenantScope } from '../tenancy/index.ts';
-import type { AuditActor, AuditRequest, Binder } from '../audit/index.ts';
+import type { AuditActor, AuditRequest } from '../audit/index.ts';
 import type { Tx } from '../db/index.ts';
 import type { CreatedCte } from '../events/index.ts';
-import type { WorkerIdentity } from './workers.ts';
-import type { EnqueueInTxOptions, TriggeredOptions } from './enqueue.ts';
+import type { Binder } from '../sql/index.ts';
 import type { LeasedJob } from './lease.ts';
-import type { FailOutcome } from './plane.ts';
 
 export const JOB_STATUSES = ['queued', 'leased', 'succeeded', 'dead', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -34,14 +32,47 @@ export interface Caller {
   readonly request?: AuditRequest | null;
 }
 
-/** A job enqueued once per row of a CTE (see `JobQueue.enqueueCte`). */
+/** A worker token's identity: what a worker may lease. */
+export interface WorkerIdentity {
+  readonly id: string;
+  readonly queues: readonly string[];
+  /** Tenant of the minting admin: the token leases only that tenant's jobs. Null = any. */
+  readonly tenantId: string | null;
+}
+
+/** A failed attempt: back to the queue after `delaySecs`, or dead. */
+export type FailOutcome = { outcome: 'retry'; delaySecs: number } | { outcome: 'dead' };
+
+/**
+ * Jobs a capability enqueues as the consequence of a change it audits
+ * itself (an action bound to a model write: the write's own `record.*`
+ * entry is the trail): `audit: false` writes no `job.enqueue` entry.
+ */
+export interface TriggeredOptions {
+  readonly audit?: boolean;
+}
+
+/** How the runtime's own enqueues differ from a client's. */
+export interface EnqueueInTxOptions {
+  /** Seconds before the job becomes eligible (a visibility time: nothing waits for it). Default 0. */
+  readonly delaySecs?: number;
+  /** A reserved queue (`svc.*`): allowed, and not audited as `job.enqueue` (the capability audits its own action). */
+  readonly internal?: boolean;
+}
+
+/**
+ * A job enqueued once per row of a CTE (see `JobQueue.enqueueCte`). */
 export interface RowJob {
   readonly queue: string;
   readonly kind: string;
   readonly idempotencyKey?: string | null;
   readonly maxAttempts?: number | null;
   readonly priority?: number | null;
-  /** The payload: a jsonb SQL expression over the source row `row`, values bound through `p`. */
+  /**
+   * The payload: a jsonb SQL expression over the source row `row`, values bound through `p`.
+   * String-style because actions' binding SQL (its only implementer) is still
+   * built as strings; enqueueCte turns both into fragments (`fromBinder`).
+   */
   payload(row: string, p: Binder): string;
   /** A condition over the source row the job needs, or null (every row). */
   where(row: string, p: Binder): string | null;

@@ -1,17 +1,14 @@
 /** Reads one job as `GET /jobs/{id}` shows it. */
 import type { Db } from '../db/index.ts';
+import { compile, sql } from '../sql/index.ts';
 import type { JobView } from './types.ts';
 import type { TenantScope } from '../tenancy/index.ts';
-import { scopeSql } from './scope.ts';
 
 /** The job `id` in `scope`; `scope` undefined is the system's view (every scope). */
 export async function getJob(db: Db, id: string, scope: TenantScope | undefined): Promise<JobView | null> {
-  const values: unknown[] = [id];
-  const row = await db.oneOrNone(
-    `select id, queue, kind, status, attempts, max_attempts, result, error from svc_jobs
-      where id = $1 and ${scope ? scopeSql(scope, values) : 'true'}`,
-    values,
-  );
+  const row = await db.oneOrNone(compile(sql`
+    select id, queue, kind, status, attempts, max_attempts, result, error from svc_jobs
+     where id = ${sql.value(id, 'text')} and ${scope ? scope.predicate(null) : sql`true`}`, { scope }));
   if (!row) return null;
   return {
     id: row.id, queue: row.queue, kind: row.kind, status: row.status, attempts: row.attempts,
@@ -23,10 +20,8 @@ export async function getJob(db: Db, id: string, scope: TenantScope | undefined)
 export async function mayWatchJob(
   db: Db, id: string, userId: string, isAdmin: boolean, scope: TenantScope,
 ): Promise<boolean> {
-  const values: unknown[] = [id];
-  const row = await db.oneOrNone<{ created_by: string | null }>(
-    `select created_by from svc_jobs where id = $1 and ${scopeSql(scope, values)}`, values,
-  );
+  const row = await db.oneOrNone<{ created_by: string | null }>(compile(sql`
+    select created_by from svc_jobs where id = ${sql.value(id, 'text')} and ${scope.predicate(null)}`, { scope }));
   if (!row) return false;
   return isAdmin || (row.created_by !== null && row.created_by === userId);
 }

@@ -11,17 +11,14 @@ import { badRequest } from '../http/errors.ts';
 import { requireName, requirePublicQueue } from './input.ts';
 import type { TenantScope } from '../tenancy/index.ts';
 import { isoUtcSql } from '../db/index.ts';
-import { scopeSql } from './scope.ts';
+import { compile, sql } from '../sql/index.ts';
+import { prepare } from './statement.ts';
+import type { WorkerIdentity } from './types.ts';
+
+export type { WorkerIdentity } from './types.ts';
 
 export const TOKEN_PREFIX = 'wkr_';
 export const ANY_QUEUE = '*';
-
-export interface WorkerIdentity {
-  readonly id: string;
-  readonly queues: readonly string[];
-  /** Tenant of the minting admin: the token leases only that tenant's jobs. Null = any. */
-  readonly tenantId: string | null;
-}
 
 export interface WorkerView {
   readonly id: string;
@@ -48,20 +45,17 @@ export async function mintToken(
   const queues = requireQueues(input.queues);
   const id = newId();
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-  await db.none(
-    `insert into svc_worker_tokens (id, name, queues, token_hash, tenant_id, created_by) values ($1, $2, $3, $4, $5, $6)`,
-    [id, name, queues, hashToken(token), scope.tenantId, createdBy],
-  );
+  await db.none(compile(sql`
+    insert into svc_worker_tokens (id, name, queues, token_hash, tenant_id, created_by)
+    values (${sql.join([sql.value(id, 'text'), sql.value(name, 'text'), sql.value(queues, 'text[]'), sql.value(hashToken(token), 'text'),
+      scope.stamp(), sql.value(createdBy, 'text')], ', ')})`, { scope }));
   return { id, token, queues };
 }
 
 export async function listTokens(db: Db, scope: TenantScope): Promise<WorkerView[]> {
-  const values: unknown[] = [];
-  const rows = await db.manyOrNone(
-    `select id, name, queues, is_revoked, ${isoUtcSql('created_at')} as created_at from svc_worker_tokens
-      where ${scopeSql(scope, values)} order by id`,
-    values,
-  );
+  const rows = await db.manyOrNone(compile(sql`
+    select id, name, queues, is_revoked, ${sql.raw(isoUtcSql('created_at'))} as created_at from svc_worker_tokens
+     where ${scope.predicate(null)} order by id`, { scope }));
   return rows.map((row) => ({
     id: row.id, name: row.name, queues: row.queues, isRevoked: row.is_revoked, createdAt: row.created_at,
   }));
@@ -69,31 +63,31 @@ export async function listTokens(db: Db, scope: TenantScope): Promise<WorkerView
 
 /** Revokes a live token in scope; null when unknown, out of scope or already revoked, else its tenant. */
 export async function revokeToken(db: Db | Tx, id: string, scope: TenantScope): Promise<{ tenantId: string | null } | null> {
-  const values: unknown[] = [id];
-  const row = await db.oneOrNone<{ tenant_id: string | null }>(
-    `update svc_worker_tokens set is_revoked = true, revoked_at = now()
-      where id = $1 and not is_revoked and ${scopeSql(scope, values)} returning tenant_id`,
-    values,
-  );
+  const row = await db.oneOrNone<{ tenant_id: string | null }>(compile(sql`
+    update svc_worker_tokens set is_revoked = true, revoked_at = now()
+     where id = ${sql.value(id, 'text')} and not is_revoked and ${scope.predicate(null)} returning tenant_id`, { scope }));
   return row && { tenantId: row.tenant_id };
 }
+
+const AUTHENTICATE = prepare<{ hash: string }>((arg) => sql`
+  select id, queues, tenant_id from svc_worker_tokens where token_hash = ${arg('hash', 'text')} and not is_revoked`);
 
 export async function authenticateWorker(db: Db, token: string): Promise<WorkerIdentity | null> {
   if (!token.startsWith(TOKEN_PREFIX)) return null;
   const row = await db.oneOrNone<{ id: string; queues: string[]; tenant_id: string | null }>(
-    'select id, queues, tenant_id from svc_worker_tokens where token_hash = $1 and not is_revoked',
-    [hashToken(token)],
-  );
+    AUTHENTICATE.text, AUTHENTICATE.values({ hash: hashToken(token) }));
   return row ? { id: row.id, queues: row.queues, tenantId: row.tenant_id } : null;
 }
+
+const HELD = prepare<{ id: string; leaseId: string; workerId: string }>((arg) => sql`
+  select id, queue, kind, tenant_id, payload from svc_jobs
+   where id = ${arg('id', 'text')} and lease_id = ${arg('leaseId', 'text')} and worker_id = ${arg('workerId', 'text')}
+     and status = 'leased' and visible_at > now()`);
 
 /** The job when `workerId` holds its current lease `leaseId` and the lease has not expired. */
 export async function heldJob(db: Db, id: string, leaseId: string, workerId: string) {
   const row = await db.oneOrNone<{ id: string; queue: string; kind: string; tenant_id: string | null; payload: unknown }>(
-    `select id, queue, kind, tenant_id, payload from svc_jobs
-      where id = $1 and lease_id = $2 and worker_id = $3 and status = 'leased' and visible_at > now()`,
-    [id, leaseId, workerId],
-  );
+    HELD.text, HELD.values({ id, leaseId, workerId }));
   return row && { id: row.id, queue: row.queue, kind: row.kind, tenantId: row.tenant_id, payload: row.payload };
 }
 

@@ -54,8 +54,8 @@ describe('a tenant-bound lease beside a large backlog', { timeout: 60_000 }, () 
     const tokenHash = createHash('sha256').update(minted.token).digest('hex');
     const plan = await service.ctx.db.tx(async (t) => {
       const [row] = await t.any<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-        `explain (analyze, format json) ${texts.lease}`,
-        [tokenHash, ['mail'], 10, 30, Array.from({ length: 10 }, () => newId())],
+        `explain (analyze, format json) ${texts.lease.text}`,
+        texts.lease.values({ who: tokenHash, queues: ['mail'], capacity: 10, visibilitySecs: 30, eventIds: Array.from({ length: 10 }, () => newId()) }),
       );
       await t.none('rollback; begin'); // nothing leased: pg-promise's own COMMIT then ends an empty transaction
       return row['QUERY PLAN'][0].Plan;
