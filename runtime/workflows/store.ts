@@ -5,7 +5,8 @@
  */
 import { isoUtcSql, type Db, type Tx } from '../db/index.ts';
 import type { WorkflowDef } from '../ir/types.ts';
-import { bindTo, type ReadScope, type TenantScope } from '../tenancy/index.ts';
+import { compile, sql } from '../sql/index.ts';
+import type { ReadScope, TenantScope } from '../tenancy/index.ts';
 
 export const RUN_STATUSES = ['running', 'waiting', 'succeeded', 'failed'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -66,21 +67,23 @@ export interface NewRun {
   readonly scheduledFor: string | null;
 }
 
-const RUN_COLUMNS = `id, workflow, definition, status, tenant_id, trigger, actor, depth, vars, position, error,
-  ${isoUtcSql('created_at')} as created_at, ${isoUtcSql('updated_at')} as updated_at, ${isoUtcSql('finished_at')} as finished_at`;
+const RUN_COLUMNS = sql.raw(`id, workflow, definition, status, tenant_id, trigger, actor, depth, vars, position, error,
+  ${isoUtcSql('created_at')} as created_at, ${isoUtcSql('updated_at')} as updated_at, ${isoUtcSql('finished_at')} as finished_at`);
 
-const STEP_COLUMNS = `position, step_id, status, attempts, output, error, job_id, ${isoUtcSql('wake_at')} as wake_at,
-  ${isoUtcSql('started_at')} as started_at, ${isoUtcSql('finished_at')} as finished_at`;
+const STEP_COLUMNS = sql.raw(`position, step_id, status, attempts, output, error, job_id, ${isoUtcSql('wake_at')} as wake_at,
+  ${isoUtcSql('started_at')} as started_at, ${isoUtcSql('finished_at')} as finished_at`);
+
+const json = (value: unknown) => sql.value(JSON.stringify(value), 'jsonb');
+const NULL_JSON = sql.value(null, 'jsonb');
 
 /** Inserts a run; false when its event or tick already started this workflow (nothing written). */
 export async function insertRun(t: Tx, run: NewRun): Promise<boolean> {
-  const row = await t.oneOrNone(
-    `insert into svc_workflow_runs (id, workflow, definition, status, tenant_id, trigger, actor, depth, event_id, scheduled_for, created_by)
-     values ($1, $2, $3::jsonb, 'running', $4, $5::jsonb, $6::jsonb, $7, $8, $9::timestamptz, $10)
-     on conflict do nothing returning id`,
-    [run.id, run.definition.name, JSON.stringify(run.definition), run.tenantId, JSON.stringify(run.trigger),
-      run.actor ? JSON.stringify(run.actor) : null, run.depth, run.eventId, run.scheduledFor, run.actor?.id ?? null],
-  );
+  const row = await t.oneOrNone(compile(sql`
+    insert into svc_workflow_runs (id, workflow, definition, status, tenant_id, trigger, actor, depth, event_id, scheduled_for, created_by)
+     values (${sql.value(run.id, 'text')}, ${sql.value(run.definition.name, 'text')}, ${json(run.definition)}, 'running',
+             ${sql.value(run.tenantId, 'text')}, ${json(run.trigger)}, ${run.actor ? json(run.actor) : NULL_JSON}, ${sql.value(run.depth, 'int')},
+             ${sql.value(run.eventId, 'text')}, ${sql.value(run.scheduledFor, 'timestamptz')}, ${sql.value(run.actor?.id ?? null, 'text')})
+     on conflict do nothing returning id`));
   return row !== null;
 }
 
@@ -89,11 +92,12 @@ export async function insertRun(t: Tx, run: NewRun): Promise<boolean> {
  * for the engine); with `lock` (in a Tx) the run row is held until commit.
  */
 export async function readRun(runner: Db | Tx, id: string, options: { readonly scope: ReadScope; readonly lock?: boolean }): Promise<RunState | null> {
-  const values: unknown[] = [id];
-  const scoped = options.scope.sql(bindTo(values), 'tenant_id');
-  const run = await runner.oneOrNone(`select ${RUN_COLUMNS} from svc_workflow_runs where id = $1 and ${scoped}${options.lock ? ' for update' : ''}`, values);
+  const run = await runner.oneOrNone(compile(sql`
+    select ${RUN_COLUMNS} from svc_workflow_runs
+     where id = ${sql.value(id, 'text')} and ${options.scope.predicate(null)}${options.lock ? sql` for update` : sql.empty}`, { scope: options.scope }));
   if (!run) return null;
-  const steps = await runner.manyOrNone(`select ${STEP_COLUMNS} from svc_workflow_steps where run_id = $1 order by position`, [id]);
+  const steps = await runner.manyOrNone(compile(sql`
+    select ${STEP_COLUMNS} from svc_workflow_steps where run_id = ${sql.value(id, 'text')} order by position`));
   return toRunState(run, steps);
 }
 
@@ -118,17 +122,17 @@ export interface StepWrite extends Omit<StepRecord, 'wakeAt' | 'startedAt' | 'fi
 const TERMINAL: readonly StepStatus[] = ['succeeded', 'failed', 'skipped'];
 
 export async function writeStep(t: Tx, runId: string, step: StepWrite): Promise<void> {
-  await t.none(
-    `insert into svc_workflow_steps (run_id, position, step_id, status, attempts, output, error, job_id, wake_at, finished_at)
-     values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8,
-             case when $9::float8 is null then null else now() + make_interval(secs => $9::float8) end,
-             case when $10 then now() end)
+  const wakeIn = sql.value(step.wakeInSecs, 'double precision');
+  await t.none(compile(sql`
+    insert into svc_workflow_steps (run_id, position, step_id, status, attempts, output, error, job_id, wake_at, finished_at)
+     values (${sql.value(runId, 'text')}, ${sql.value(step.position, 'int')}, ${sql.value(step.stepId, 'text')}, ${sql.value(step.status, 'text')},
+             ${sql.value(step.attempts, 'int')}, ${step.output === undefined ? NULL_JSON : json(step.output)}, ${sql.value(step.error, 'text')},
+             ${sql.value(step.jobId, 'text')},
+             case when ${wakeIn} is null then null else now() + make_interval(secs => ${wakeIn}) end,
+             case when ${sql.value(TERMINAL.includes(step.status), 'boolean')} then now() end)
      on conflict (run_id, position) do update
        set status = excluded.status, attempts = excluded.attempts, output = excluded.output, error = excluded.error,
-           job_id = excluded.job_id, wake_at = excluded.wake_at, finished_at = excluded.finished_at`,
-    [runId, step.position, step.stepId, step.status, step.attempts, step.output === undefined ? null : JSON.stringify(step.output),
-      step.error, step.jobId, step.wakeInSecs, TERMINAL.includes(step.status)],
-  );
+           job_id = excluded.job_id, wake_at = excluded.wake_at, finished_at = excluded.finished_at`));
 }
 
 export interface RunWrite {
@@ -140,12 +144,11 @@ export interface RunWrite {
 
 export async function writeRun(t: Tx, runId: string, run: RunWrite): Promise<void> {
   const finished = run.status === 'succeeded' || run.status === 'failed';
-  await t.none(
-    `update svc_workflow_runs set status = $2, position = $3, vars = $4::jsonb, error = $5, updated_at = now(),
-            finished_at = case when $6 then now() end
-      where id = $1`,
-    [runId, run.status, run.position, JSON.stringify(run.vars), run.error, finished],
-  );
+  await t.none(compile(sql`
+    update svc_workflow_runs set status = ${sql.value(run.status, 'text')}, position = ${sql.value(run.position, 'int')},
+            vars = ${json(run.vars)}, error = ${sql.value(run.error, 'text')}, updated_at = now(),
+            finished_at = case when ${sql.value(finished, 'boolean')} then now() end
+      where id = ${sql.value(runId, 'text')}`));
 }
 
 export interface RunFilter {
@@ -167,21 +170,19 @@ export interface RunSummary {
   readonly finishedAt: string | null;
 }
 
+const SUMMARY_TIMES = sql.raw(`${isoUtcSql('created_at')} as created_at, ${isoUtcSql('finished_at')} as finished_at`);
+
 /** Newest first within `scope`. */
 export async function listRuns(db: Db, scope: TenantScope, filter: RunFilter): Promise<RunSummary[]> {
-  const values: unknown[] = [filter.workflows, filter.limit];
-  const p = bindTo(values);
   const where = [
-    scope.sql(p, 'tenant_id'),
-    'workflow = any($1::text[])',
-    ...(filter.status ? [`status = ${p.add(filter.status, 'text')}`] : []),
-    ...(filter.before ? [`id < ${p.add(filter.before, 'text')}`] : []),
+    scope.predicate(null),
+    sql`workflow = any(${sql.value(filter.workflows, 'text[]')})`,
+    ...(filter.status ? [sql`status = ${sql.value(filter.status, 'text')}`] : []),
+    ...(filter.before ? [sql`id < ${sql.value(filter.before, 'text')}`] : []),
   ];
-  const rows = await db.manyOrNone(
-    `select id, workflow, status, trigger->>'kind' as trigger, error, ${isoUtcSql('created_at')} as created_at, ${isoUtcSql('finished_at')} as finished_at
-       from svc_workflow_runs where ${where.join(' and ')} order by id desc limit $2`,
-    values,
-  );
+  const rows = await db.manyOrNone(compile(sql`
+    select id, workflow, status, trigger->>'kind' as trigger, error, ${SUMMARY_TIMES}
+       from svc_workflow_runs where ${sql.join(where, ' and ')} order by id desc limit ${sql.value(filter.limit, 'int')}`, { scope }));
   return rows.map((row) => ({
     id: row.id, workflow: row.workflow, status: row.status, trigger: row.trigger, error: row.error,
     createdAt: row.created_at, finishedAt: row.finished_at,
@@ -190,10 +191,8 @@ export async function listRuns(db: Db, scope: TenantScope, filter: RunFilter): P
 
 /** Waiting job steps that `jobIds` resume. */
 export async function stepsAwaiting(t: Tx, jobIds: readonly string[]): Promise<Array<{ runId: string; position: number; jobId: string; tenantId: string | null }>> {
-  const rows = await t.manyOrNone(
-    `select s.run_id, s.position, s.job_id, r.tenant_id from svc_workflow_steps s join svc_workflow_runs r on r.id = s.run_id
-      where s.job_id = any($1::text[]) and s.status = 'waiting' and s.wake_at is null`,
-    [jobIds],
-  );
+  const rows = await t.manyOrNone(compile(sql`
+    select s.run_id, s.position, s.job_id, r.tenant_id from svc_workflow_steps s join svc_workflow_runs r on r.id = s.run_id
+      where s.job_id = any(${sql.value(jobIds, 'text[]')}) and s.status = 'waiting' and s.wake_at is null`));
   return rows.map((row) => ({ runId: row.run_id, position: row.position, jobId: row.job_id, tenantId: row.tenant_id }));
 }
