@@ -7,6 +7,7 @@
  */
 import type { Db } from '../db/index.ts';
 import { LOCK_KEYS } from '../db/locks.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export const AUDIT_RETENTION_LOCK_KEY = LOCK_KEYS.auditRetention;
 export const RETENTION_BATCH = 1_000;
@@ -16,16 +17,15 @@ export async function pruneAudit(db: Db, retainDays: number, batch = RETENTION_B
   let total = 0;
   for (;;) {
     const n = await db.tx('svc-audit-prune', async (t) => {
-      const { locked } = await t.one<{ locked: boolean }>('select pg_try_advisory_xact_lock($1) as locked', [AUDIT_RETENTION_LOCK_KEY]);
+      const { locked } = await t.one<{ locked: boolean }>(compile(sql`
+        select pg_try_advisory_xact_lock(${sql.value(AUDIT_RETENTION_LOCK_KEY, 'bigint')}) as locked`));
       if (!locked) return -1;
-      const row = await t.one<{ n: number }>(
-        `with doomed as (
-           select id from svc_audit where occurred_at < now() - make_interval(days => $1)
-            order by occurred_at limit $2 for update skip locked),
+      const row = await t.one<{ n: number }>(compile(sql`
+        with doomed as (
+           select id from svc_audit where occurred_at < now() - make_interval(days => ${sql.value(retainDays, 'int')})
+            order by occurred_at limit ${sql.value(batch, 'int')} for update skip locked),
          gone as (delete from svc_audit a using doomed d where a.id = d.id returning 1)
-         select count(*)::int as n from gone`,
-        [retainDays, batch],
-      );
+         select count(*)::int as n from gone`));
       return row.n;
     });
     if (n < 0) return total;

@@ -63,18 +63,17 @@ export async function pruneHistory(db: Db, options: HistoryOptions): Promise<num
   for (;;) {
     const { n } = await db.tx('svc-history-prune', async (t) => {
       await untimed(t); // a rebuild holds the history lock for as long as it replays
-      await t.any('select pg_advisory_xact_lock($1)', [HISTORY_LOCK_KEY]);
-      return t.one<{ n: number }>(
-        `with doomed as (
+      await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(HISTORY_LOCK_KEY, 'bigint')})`));
+      return t.one<{ n: number }>(compile(sql`
+        with doomed as (
            select seq from svc_events
-            where stream_type = any($1) and occurred_at < now() - make_interval(secs => $2)
-            order by seq limit $3),
+            where stream_type = any(${sql.value(models, 'text[]')})
+              and occurred_at < now() - make_interval(secs => ${sql.value(ageSecs, 'double precision')})
+            order by seq limit ${sql.value(PRUNE_BATCH, 'int')}),
          gone as (delete from svc_events e using doomed d where e.seq = d.seq returning e.stream_type),
          gap as (insert into svc_history_coverage (model, reason)
                  select distinct stream_type, 'retention' from gone on conflict (model) do nothing)
-         select count(*)::int as n from gone`,
-        [models, ageSecs, PRUNE_BATCH],
-      );
+         select count(*)::int as n from gone`));
     });
     total += n;
     if (n < PRUNE_BATCH) return total;
@@ -97,11 +96,10 @@ export const CHANGES_RETAIN_SECS = 86_400;
 export async function pruneChanges(db: Db): Promise<number> {
   const { n } = await db.tx('svc-changes-prune', async (t) => {
     await untimed(t); // an hour of a busy service's changes in one delete
-    return t.one<{ n: number }>(
-      `with gone as (delete from svc_changes where occurred_at < now() - make_interval(secs => $1) returning 1)
-       select count(*)::int as n from gone`,
-      [CHANGES_RETAIN_SECS],
-    );
+    return t.one<{ n: number }>(compile(sql`
+      with gone as (delete from svc_changes
+                     where occurred_at < now() - make_interval(secs => ${sql.value(CHANGES_RETAIN_SECS, 'double precision')}) returning 1)
+       select count(*)::int as n from gone`));
   });
   return n;
 }

@@ -6,6 +6,7 @@
  * mid-body leaves its claim: that URL is spent, the client presigns again.
  */
 import type { Db } from '../db/index.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export type UploadClaim =
   | { readonly kind: 'claimed'; readonly size: number; readonly stagingKey: string }
@@ -14,25 +15,24 @@ export type UploadClaim =
   /** Unknown, deleted, expired or committed. */
   | { readonly kind: 'missing' };
 
-const OPEN = `status = 'pending' and deleted_at is null and expires_at > now()`;
+const OPEN = sql`status = 'pending' and deleted_at is null and expires_at > now()`;
 
 export async function claimUpload(db: Db, id: string): Promise<UploadClaim> {
-  const row = await db.oneOrNone<{ size: string; staging_key: string }>(
-    `update svc_media set upload_state = 'receiving' where id = $1 and ${OPEN} and upload_state is null
-     returning size, staging_key`,
-    [id],
-  );
+  const row = await db.oneOrNone<{ size: string; staging_key: string }>(compile(sql`
+    update svc_media set upload_state = 'receiving' where id = ${sql.value(id, 'text')} and ${OPEN} and upload_state is null
+     returning size, staging_key`));
   if (row) return { kind: 'claimed', size: Number(row.size), stagingKey: row.staging_key };
-  const open = await db.oneOrNone(`select 1 from svc_media where id = $1 and ${OPEN}`, [id]);
+  const open = await db.oneOrNone(compile(sql`select 1 from svc_media where id = ${sql.value(id, 'text')} and ${OPEN}`));
   return { kind: open ? 'taken' : 'missing' };
 }
 
 /** The body is stored: the URL takes no other. */
 export async function keepUpload(db: Db, id: string): Promise<void> {
-  await db.none(`update svc_media set upload_state = 'received' where id = $1 and upload_state = 'receiving'`, [id]);
+  await db.none(compile(sql`update svc_media set upload_state = 'received' where id = ${sql.value(id, 'text')} and upload_state = 'receiving'`));
 }
 
 /** The body failed and nothing was stored: the URL may be used again. */
 export async function releaseUpload(db: Db, id: string): Promise<void> {
-  await db.none(`update svc_media set upload_state = null where id = $1 and upload_state = 'receiving' and status = 'pending'`, [id]);
+  await db.none(compile(sql`
+    update svc_media set upload_state = null where id = ${sql.value(id, 'text')} and upload_state = 'receiving' and status = 'pending'`));
 }

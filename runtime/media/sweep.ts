@@ -8,11 +8,13 @@
  * an upload of the same content waits on that lock, then stores the bytes anew.
  */
 import type { Db } from '../db/index.ts';
+import { compile, sql } from '../sql/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { StorageDriver } from './drivers/index.ts';
 import { commitKey } from './keys.ts';
 
 const BATCH = 100;
+const LIMIT = sql.raw(String(BATCH));
 
 export interface SweepOptions {
   /** The sweep's clock (tests pass their own). */
@@ -54,14 +56,12 @@ export async function sweepMedia(db: Db, driver: StorageDriver, options: SweepOp
  */
 async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<{ uploads: number; staged: number }> {
   return db.tx('svc-media-sweep-uploads', async (t) => {
-    const rows = await t.manyOrNone<{ id: string; tenant_id: string | null; status: string; staging_key: string; blob_key: string | null }>(
-      `select m.id, m.tenant_id, m.status, m.staging_key, b.storage_key as blob_key
+    const rows = await t.manyOrNone<{ id: string; tenant_id: string | null; status: string; staging_key: string; blob_key: string | null }>(compile(sql`
+       select m.id, m.tenant_id, m.status, m.staging_key, b.storage_key as blob_key
          from svc_media m left join svc_media_blobs b
            on m.status = 'committed' and coalesce(b.tenant_id, '') = coalesce(m.tenant_id, '') and b.sha256 = m.sha256
-        where m.staging_key is not null and m.expires_at < $1
-        order by m.expires_at limit ${BATCH} for update of m skip locked`,
-      [now.toISOString()],
-    );
+        where m.staging_key is not null and m.expires_at < ${sql.value(now.toISOString(), 'timestamptz')}
+        order by m.expires_at limit ${LIMIT} for update of m skip locked`));
     for (const row of rows) {
       await driver.delete(row.staging_key);
       const sealed = commitKey(row.tenant_id, row.id);
@@ -69,27 +69,25 @@ async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<{
     }
     const pending = rows.filter((row) => row.status === 'pending').map((row) => row.id);
     const committed = rows.filter((row) => row.status === 'committed').map((row) => row.id);
-    if (pending.length > 0) await t.none('delete from svc_media where id = any($1)', [pending]);
-    if (committed.length > 0) await t.none('update svc_media set staging_key = null where id = any($1)', [committed]);
+    if (pending.length > 0) await t.none(compile(sql`delete from svc_media where id = any(${sql.value(pending, 'text[]')})`));
+    if (committed.length > 0) await t.none(compile(sql`update svc_media set staging_key = null where id = any(${sql.value(committed, 'text[]')})`));
     return { uploads: pending.length, staged: committed.length };
   });
 }
 
 async function sweepBlobs(db: Db, driver: StorageDriver, options: SweepOptions): Promise<number> {
   return db.tx('svc-media-sweep-blobs', async (t) => {
-    const rows = await t.manyOrNone<{ tenant: string; sha256: string; storage_key: string }>(
-      `select coalesce(tenant_id, '') as tenant, sha256, storage_key from svc_media_blobs
-        where refcount = 0 and unreferenced_since < $1::timestamptz - make_interval(secs => $2)
-        limit ${BATCH} for update skip locked`,
-      [options.now.toISOString(), options.ttlSecs],
-    );
+    const rows = await t.manyOrNone<{ tenant: string; sha256: string; storage_key: string }>(compile(sql`
+      select coalesce(tenant_id, '') as tenant, sha256, storage_key from svc_media_blobs
+        where refcount = 0
+          and unreferenced_since < ${sql.value(options.now.toISOString(), 'timestamptz')} - make_interval(secs => ${sql.value(options.ttlSecs, 'double precision')})
+        limit ${LIMIT} for update skip locked`));
     for (const row of rows) await driver.delete(row.storage_key);
     if (rows.length > 0) {
-      await t.none(
-        `delete from svc_media_blobs b using unnest($1::text[], $2::text[]) as v(tenant, sha256)
-          where coalesce(b.tenant_id, '') = v.tenant and b.sha256 = v.sha256`,
-        [rows.map((row) => row.tenant), rows.map((row) => row.sha256)],
-      );
+      await t.none(compile(sql`
+        delete from svc_media_blobs b
+         using unnest(${sql.value(rows.map((row) => row.tenant), 'text[]')}, ${sql.value(rows.map((row) => row.sha256), 'text[]')}) as v(tenant, sha256)
+         where coalesce(b.tenant_id, '') = v.tenant and b.sha256 = v.sha256`));
     }
     return rows.length;
   });
@@ -97,11 +95,9 @@ async function sweepBlobs(db: Db, driver: StorageDriver, options: SweepOptions):
 
 /** Claims this interval's sweep: true for exactly one instance per interval. */
 export async function claimSweep(db: Db, intervalSecs: number): Promise<boolean> {
-  const row = await db.oneOrNone(
-    `update svc_media_sweep set last_run_at = now()
-      where id = 1 and last_run_at <= now() - make_interval(secs => $1) returning 1`,
-    [intervalSecs * 0.9],
-  );
+  const row = await db.oneOrNone(compile(sql`
+    update svc_media_sweep set last_run_at = now()
+      where id = 1 and last_run_at <= now() - make_interval(secs => ${sql.value(intervalSecs * 0.9, 'double precision')}) returning 1`));
   return row !== null;
 }
 
