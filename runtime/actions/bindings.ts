@@ -8,7 +8,7 @@
  */
 import type { ActionBinding, ActionDef, ActionInput, RecordEvent, SchemaIR } from '../ir/types.ts';
 import { columnOf, compileCondition } from '../automation/index.ts';
-import { bind, sql, type Binder, type Sql } from '../sql/index.ts';
+import { sql, type Sql } from '../sql/index.ts';
 import type { ModelInfo } from '../records/model.ts';
 import { automationRedaction, type Row, type WrittenRecord } from '../records/index.ts';
 
@@ -23,12 +23,6 @@ export interface CompiledBinding {
   inputOf(record: Row | null): Record<string, unknown>;
   /** The same as a jsonb expression over the created row `row` (an alias). */
   input(row: Sql): Sql;
-  /**
-   * `where` and `input` rendered through a string binder, for jobs' `RowJob`
-   * (still string-built, being converted): they go when it takes fragments.
-   */
-  whereSql(row: string, p: Binder): string | null;
-  inputSql(row: string, p: Binder): string;
   /** A written row for the payload (`old`): `@sensitive` fields redacted unless the input names them. */
   redact(record: Row | null): Row | null;
 }
@@ -63,11 +57,6 @@ function compileBinding(info: ModelInfo, action: ActionDef, binding: ActionBindi
     where,
     inputOf: (record) => Object.fromEntries(inputColumns.map((name) => [name, record?.[name] ?? null])),
     input,
-    whereSql: (row, p) => {
-      const fragment = where(sql.alias(row));
-      return fragment === null ? null : bind(fragment, p);
-    },
-    inputSql: (row, p) => bind(input(sql.alias(row)), p),
     redact: automationRedaction(info, new Set(inputColumns)),
   };
 }

@@ -13,6 +13,7 @@
  */
 import { depthOf, type AutomationDepth } from '../automation/index.ts';
 import type { JobQueue, RowJob } from '../jobs/index.ts';
+import { sql } from '../sql/index.ts';
 import type { Caller, PlannedCreate, WriteTrigger, WrittenRecord } from '../records/index.ts';
 import { bindingKey, type BindingTable, type CompiledBinding } from './bindings.ts';
 import { ACTIONS_QUEUE, actorOf, jobCallerOf, type ActionPayload } from './payload.ts';
@@ -45,8 +46,8 @@ export function actionTrigger(deps: TriggerDeps): WriteTrigger {
         const base = basePayload(b, caller, { eventId: create.eventId, id: create.id, old: null });
         return {
           queue: ACTIONS_QUEUE, kind: b.action.name, idempotencyKey: keyOf(create.eventId, b.action.name),
-          payload: (row, p) => `(${p.add(JSON.stringify(base), 'jsonb')} || jsonb_build_object('input', ${b.inputSql(row, p)}))`,
-          where: (row, p) => b.whereSql(row, p),
+          payload: (row) => sql`(${sql.value(JSON.stringify(base), 'jsonb')} || jsonb_build_object('input', ${b.input(row)}))`,
+          where: (row) => b.where(row),
         };
       });
       // The write's own record.* entry is the audit trail of its jobs (no job.enqueue entry each).

@@ -40,7 +40,7 @@ import { REDACTED, type AuditLog } from './types.ts';
 export {
   AUDIT_ACTIONS, OUTCOMES, SYSTEM_ACTOR, ANONYMOUS_ACTOR, REDACTED, userActor, workerActor,
   type AuditLog, type AuditEntryInput, type AuditEntry, type AuditActor, type AuditRequest, type AuditAction,
-  type ActorKind, type Outcome, type Binder,
+  type ActorKind, type Outcome,
 } from './types.ts';
 export { scrub } from './log.ts';
 export { pruneAudit, AUDIT_RETENTION_LOCK_KEY } from './retention.ts';

@@ -6,9 +6,8 @@
 import type Koa from 'koa';
 import type { AuditPolicy } from '../config/index.ts';
 import type { Tx } from '../db/index.ts';
-import type { Binder, Sql } from '../sql/index.ts';
+import type { Sql } from '../sql/index.ts';
 
-export type { Binder };
 
 export type ActorKind = 'user' | 'worker' | 'system' | 'anonymous';
 export type Outcome = 'success' | 'denied' | 'error';

@@ -13,7 +13,7 @@ import { newId } from '../ids.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
 import type { ReadScope } from '../tenancy/index.ts';
-import { compile, fromBinder, sql, type Sql, type SqlValue } from '../sql/index.ts';
+import { compile, sql, type Sql, type SqlValue } from '../sql/index.ts';
 
 export interface NewEvent {
   /** Model name, or `Job` for job transitions. */
@@ -88,17 +88,15 @@ export interface SqlQuery {
 }
 
 /**
- * A CTE body of a string-built capability (jobs, actions) for a create
- * statement: it reads the created row from the CTE named `created` and binds
- * its values through `p`; `cteFragments` turns it into a fragment. It may also return
- * several CTEs named by itself, in order, when one must read another's rows
- * (a job insert, then its event): their names must be unique in the statement.
+ * CTEs another capability folds into a create statement (an action's job, its
+ * event): each reads the created row from the CTE `created`, in order, so one
+ * may read another's rows; their names must be unique in the statement.
  */
-export type CreatedCte = (created: string, p: { add(value: unknown, type?: string): string }) => string | readonly NamedCte[];
+export type CreatedCte = (created: Sql) => readonly NamedCte[];
 
 export interface NamedCte {
-  readonly name: string;
-  readonly body: string;
+  readonly name: Sql;
+  readonly body: Sql;
 }
 
 /** SQL expressions of an event's columns (see `appendFrom`). */
@@ -214,11 +212,7 @@ export const CREATED = sql.alias('created');
  * statement's own CTEs: `, name as (body)` each.
  */
 export function cteFragments(ctes: readonly CreatedCte[]): Sql {
-  if (ctes.length === 0) return sql.empty;
-  return fromBinder((p) => ctes.map((cte, i) => {
-    const body = cte('created', p);
-    return typeof body === 'string' ? `, also_${i} as (${body})` : body.map((named) => `, ${named.name} as (${named.body})`).join('');
-  }).join(''));
+  return sql.join(ctes.flatMap((cte) => cte(CREATED).map((named) => sql`, ${named.name} as (${named.body})`)), '');
 }
 
 function toJson(data: unknown): string | null {

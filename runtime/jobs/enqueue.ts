@@ -11,7 +11,7 @@ import { newId, newMonotonicId } from '../ids.ts';
 import { anyRows, statementName, type Db, type Tx } from '../db/index.ts';
 import { CREATED, type CreatedCte, type EventStore, type NamedCte, type NewEvent } from '../events/index.ts';
 import { SYSTEM_ACTOR, type AuditEntryInput, type AuditLog } from '../audit/index.ts';
-import { bind, compile, fromBinder, sql, type Binder, type Sql } from '../sql/index.ts';
+import { compile, sql, type Sql } from '../sql/index.ts';
 import { normalizeJob, type NormalizedJob } from './input.ts';
 import { prepare } from './statement.ts';
 import type { Caller, EnqueueInTxOptions, EnqueueInput, RowJob, TriggeredOptions } from './types.ts';
@@ -140,6 +140,9 @@ export async function enqueueInTx(
  * JobEnqueued event and audit entry once per inserted job. The CTEs are named
  * `${prefix}_<n>...`; `prefix` must be unique in the statement.
  */
+/** The alias of the source row a RowJob's payload and condition are written over. */
+const SOURCE_ROW = sql.alias('c');
+
 export function enqueueCte(
   logs: EnqueueLogs, rowJobs: readonly RowJob[], caller: Caller, prefix: string, options: TriggeredOptions = {},
 ): CreatedCte {
@@ -149,40 +152,27 @@ export function enqueueCte(
     const [event] = enqueuedEvents([job], [id], new Set([id]), caller);
     return { rowJob, job, id, event };
   });
-  return (source, p) => planned.flatMap(({ rowJob, job, id, event }, n): NamedCte[] => {
+  return (source) => planned.flatMap(({ rowJob, job, id, event }, n): NamedCte[] => {
     const name = sql.alias(`${prefix}_${n}`);
-    // actions' binding SQL is string-built: its payload and condition enter as fragments here.
-    const payload = fromBinder((q) => rowJob.payload('c', q));
-    const where = condition((q) => rowJob.where('c', q));
+    const payload = rowJob.payload(SOURCE_ROW);
+    const where = rowJob.where(SOURCE_ROW);
     const insert = sql`insert into svc_jobs (${COLUMNS})
       select ${sql.join([
         sql.value(id, 'text'), sql.value(job.queue, 'text'), sql.value(job.kind, 'text'), payload,
         sql.value(job.idempotencyKey, 'text'), sql.value(job.maxAttempts, 'int'), sql.value(job.priority, 'int'),
         sql.value(caller.tenantId, 'text'), sql.value(caller.actorId, 'text'),
       ], ', ')}
-        from ${sql.alias(source)} c${where ? sql` where ${where}` : sql.empty}
+        from ${source} c${where ? sql` where ${where}` : sql.empty}
       ${ON_CONFLICT}
       returning id`;
     const appended = logs.events.firstEvent(event, name);
     const audited = options.audit === false ? null : logs.audit.entryFrom(enqueuedEntry(event, job, caller), name);
-    const text = sql.text(name);
     return [
-      { name: text, body: bind(insert, p) },
-      ...(appended ? [{ name: `${text}_event`, body: bind(appended, p) }] : []),
-      ...(audited ? [{ name: `${text}_audit`, body: bind(audited, p) }] : []),
+      { name, body: insert },
+      ...(appended ? [{ name: sql.alias(`${prefix}_${n}_event`), body: appended }] : []),
+      ...(audited ? [{ name: sql.alias(`${prefix}_${n}_audit`), body: audited }] : []),
     ];
   });
-}
-
-/** A string-built condition (null: none) as a fragment. */
-function condition(render: (p: Binder) => string | null): Sql | null {
-  let none = false;
-  const fragment = fromBinder((p) => {
-    const text = render(p);
-    none = text === null;
-    return text ?? '';
-  });
-  return none ? null : fragment;
 }
 
 async function resolveInTx(t: Tx, logs: EnqueueLogs, jobs: readonly NormalizedJob[], ids: string[], caller: Caller, audit = true) {

@@ -6,7 +6,7 @@ import type { TenantScope } from '../tenancy/index.ts';
 import type { AuditActor, AuditRequest } from '../audit/index.ts';
 import type { Tx } from '../db/index.ts';
 import type { CreatedCte } from '../events/index.ts';
-import type { Binder } from '../sql/index.ts';
+import type { Sql } from '../sql/index.ts';
 import type { LeasedJob } from './lease.ts';
 
 export const JOB_STATUSES = ['queued', 'leased', 'succeeded', 'dead', 'failed'] as const;
@@ -68,14 +68,10 @@ export interface RowJob {
   readonly idempotencyKey?: string | null;
   readonly maxAttempts?: number | null;
   readonly priority?: number | null;
-  /**
-   * The payload: a jsonb SQL expression over the source row `row`, values bound through `p`.
-   * String-style because actions' binding SQL (its only implementer) is still
-   * built as strings; enqueueCte turns both into fragments (`fromBinder`).
-   */
-  payload(row: string, p: Binder): string;
+  /** The payload: a jsonb expression over the source row `row` (an alias). */
+  payload(row: Sql): Sql;
   /** A condition over the source row the job needs, or null (every row). */
-  where(row: string, p: Binder): string | null;
+  where(row: Sql): Sql | null;
 }
 
 /** A job leased by the worker that asks, with its current lease. */

@@ -11,9 +11,8 @@
 import type Koa from 'koa';
 import type { Principal } from '../core/index.ts';
 import { forbidden } from '../http/errors.ts';
-import { bind, sql, type Binder, type Sql } from '../sql/index.ts';
+import { sql, type Sql } from '../sql/index.ts';
 
-export { bindTo, type Binder } from '../sql/index.ts';
 
 const TENANT_COLUMN = sql.ident('tenant_id');
 const aliased = new Map<string, Sql>();
@@ -57,11 +56,6 @@ export class TenantScope {
     return sql.scoped(this, this.tenantId === null ? sql`${column} is null` : sql`${column} = ${sql.value(this.tenantId, 'text')}`);
   }
 
-  /** The predicate as text through a string-style binder, for code not yet on fragments (jobs, public read). */
-  sql(p: Binder, column = 't."tenant_id"'): string {
-    return bind(this.over(sql.raw(column)), p);
-  }
-
   /** True when a row stamped with `tenantId` lies in the scope (for in-memory filtering: feeds, channels). */
   contains(tenantId: string | null | undefined): boolean {
     return (tenantId ?? null) === this.tenantId;
@@ -86,10 +80,6 @@ export class SystemScope {
 
   over(_column: Sql): Sql {
     return sql.scoped(this, sql`true`);
-  }
-
-  sql(_p: Binder, _column?: string): string {
-    return 'true';
   }
 
   contains(_tenantId: string | null | undefined): boolean {

@@ -1,6 +1,6 @@
 /** The one SQL fragment builder: placeholders numbered once, at compile, in text order. */
 import { describe, expect, it } from 'vitest';
-import { bind, bindTo, compile, fromBinder, sql } from '../../runtime/sql/index.ts';
+import { compile, sql } from '../../runtime/sql/index.ts';
 
 describe('sql fragments', () => {
   it('numbers the values of nested fragments in text order, with their casts', () => {
@@ -34,14 +34,6 @@ describe('sql fragments', () => {
     expect(() => compile(sql`select 1`, { scope })).toThrow(/without its scope/);
     expect(() => compile(sql`select 1 where ${sql.scoped({}, sql`true`)}`, { scope })).toThrow(/without its scope/);
     expect(compile(sql`select 1 where (${sql`${predicate}`})`, { scope }).values).toEqual(['t1']);
-  });
-
-  it('bridges string binders both ways, values kept in order', () => {
-    const values: unknown[] = ['first'];
-    const text = bind(sql`x = ${sql.value(1, 'int')} and y = ${sql.value('y')}`, bindTo(values));
-    expect({ text, values }).toEqual({ text: 'x = $2::int and y = $3', values: ['first', 1, 'y'] });
-    const fragment = fromBinder((p) => `a = ${p.add('a', 'text')} or b = ${p.add(2)}`);
-    expect(compile(sql`${sql.value(0)} ${fragment}`)).toEqual({ text: '$1 a = $2::text or b = $3', values: [0, 'a', 2] });
   });
 
   it('sql.text renders a fragment without values, and refuses one with values', () => {
