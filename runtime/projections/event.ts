@@ -1,8 +1,9 @@
 /** Reading model events for a rebuild, in log order. */
 import { isoUtc, type Tx } from '../db/index.ts';
+import { compile, sql } from '../sql/index.ts';
 import type { ProjectionEvent } from './types.ts';
 
-const COLUMNS = 'seq, id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at';
+const COLUMNS = sql.raw('seq, id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at');
 
 export interface EventRow {
   readonly seq: number;
@@ -26,16 +27,17 @@ export function toProjectionEvent(row: EventRow, replay: boolean): ProjectionEve
 }
 
 const PAGE = 5000;
+const LIMIT = sql.raw(String(PAGE));
 
 /** Calls `visit` for every event of `models` in log order, a page at a time, on `t`. */
 export async function forEachEvent(t: Tx, models: readonly string[], visit: (row: EventRow) => Promise<void> | void): Promise<number> {
   let after = 0;
   let count = 0;
   for (;;) {
-    const rows = await t.manyOrNone<EventRow>(
-      `select ${COLUMNS} from svc_events where stream_type = any($1) and seq > $2 order by seq limit $3`,
-      [models, after, PAGE],
-    );
+    const rows = await t.manyOrNone<EventRow>(compile(sql`
+      select ${COLUMNS} from svc_events
+       where stream_type = any(${sql.value(models, 'text[]')}) and seq > ${sql.value(after, 'bigint')}
+       order by seq limit ${LIMIT}`));
     for (const row of rows) await visit(row);
     count += rows.length;
     if (rows.length < PAGE) return count;

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { preparesStatements, untimed } from '../db/index.ts';
+import { compile, sql } from '../sql/index.ts';
 import { planProjections, readCatalog } from './plan.ts';
 import { projectionTableName } from './names.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
@@ -61,7 +62,7 @@ async function prepare(ctx: ServiceContext<never>): Promise<TableProjection[]> {
   const names = ctx.ir.models.flatMap((m) => [m.table, projectionTableName(m.table)]);
   return ctx.db.tx('svc-projections-prepare', async (t) => {
     await untimed(t); // DDL, and the wait for an instance that rebuilds
-    await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
+    await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
     const catalog = await readCatalog(t, names);
     const tables = planProjections(ctx.ir, catalog);
     await ensureTables(t, tables, catalog);
@@ -73,13 +74,11 @@ async function synchronise(ctx: ServiceContext<never>, tables: readonly TablePro
   const started = performance.now();
   await ctx.db.tx('svc-projections-sync', async (t) => {
     await untimed(t); // every row of every model
-    await t.any('select pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK_KEY]);
+    await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
     await syncAll(t, tables);
-    await t.none(
-      `insert into svc_projection_state (name, last_sync_at) select n, now() from unnest($1::text[]) as n
-       on conflict (name) do update set last_sync_at = now()`,
-      [tables.map((p) => p.name)],
-    );
+    await t.none(compile(sql`
+      insert into svc_projection_state (name, last_sync_at) select n, now() from unnest(${sql.value(tables.map((p) => p.name), 'text[]')}) as n
+       on conflict (name) do update set last_sync_at = now()`));
   });
   ctx.log.debug({ projections: tables.length, ms: Math.round(performance.now() - started) }, 'projections synchronised');
 }

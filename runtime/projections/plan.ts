@@ -6,7 +6,8 @@
  */
 import type { Model, SchemaIR } from '../ir/types.ts';
 import { isoUtcSql, type Tx } from '../db/index.ts';
-import { projectionTableName, q } from './names.ts';
+import { compile, sql, type Sql } from '../sql/index.ts';
+import { projectionTableName } from './names.ts';
 import type { ProjectedColumn, TableProjection } from './types.ts';
 
 type Column = Omit<ProjectedColumn, 'baseType'>;
@@ -30,15 +31,13 @@ export interface CatalogColumn {
 
 /** Columns of the named tables in the current schema, with their formatted types. */
 export async function readCatalog(t: Tx, tables: readonly string[]): Promise<Map<string, Map<string, string>>> {
-  const rows = await t.manyOrNone<CatalogColumn>(
-    `select c.relname as table, a.attname as column, format_type(a.atttypid, a.atttypmod) as type
+  const rows = await t.manyOrNone<CatalogColumn>(compile(sql`
+     select c.relname as table, a.attname as column, format_type(a.atttypid, a.atttypmod) as type
        from pg_attribute a
        join pg_class c on c.oid = a.attrelid
        join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = current_schema() and c.relname = any($1) and c.relkind in ('r', 'p')
-        and a.attnum > 0 and not a.attisdropped`,
-    [tables],
-  );
+      where n.nspname = current_schema() and c.relname = any(${sql.value(tables, 'text[]')}) and c.relkind in ('r', 'p')
+        and a.attnum > 0 and not a.attisdropped`));
   const byTable = new Map<string, Map<string, string>>();
   for (const row of rows) {
     if (!byTable.has(row.table)) byTable.set(row.table, new Map());
@@ -67,17 +66,22 @@ export function planProjections(ir: SchemaIR, catalog: Map<string, Map<string, s
  * UTC (what JSON clients get), jsonb is its JSON text, numbers and booleans
  * their Postgres text form.
  */
-export function textExpression(ref: string, baseType: string): string {
-  if (baseType === 'timestamp with time zone') return `coalesce(${isoUtcSql(ref)}, '')`;
-  if (baseType === 'timestamp without time zone') return `coalesce(to_char(${ref}, 'YYYY-MM-DD"T"HH24:MI:SS.MS'), '')`;
-  if (baseType === 'date') return `coalesce(to_char(${ref}, 'YYYY-MM-DD'), '')`;
-  return `coalesce(${ref}::text, '')`;
+export function textExpression(ref: Sql, baseType: string): Sql {
+  if (baseType === 'timestamp with time zone') return sql`coalesce(${sql.raw(isoUtcSql(sql.text(ref)))}, '')`;
+  if (baseType === 'timestamp without time zone') return sql`coalesce(to_char(${ref}, 'YYYY-MM-DD"T"HH24:MI:SS.MS'), '')`;
+  if (baseType === 'date') return sql`coalesce(to_char(${ref}, 'YYYY-MM-DD'), '')`;
+  return sql`coalesce(${ref}::text, '')`;
 }
 
-export function columnList(p: TableProjection, prefix = ''): string {
-  return p.columns.map((c) => `${prefix}${q(c.column)}`).join(', ');
+/** `alias.column` (or the bare column without an alias), the column quoted by `sql.ident`. */
+export function columnRef(column: string, alias?: string): Sql {
+  return alias === undefined ? sql.ident(column) : sql`${sql.alias(alias)}.${sql.ident(column)}`;
 }
 
-export function textList(p: TableProjection, alias: string): string {
-  return p.columns.map((c) => textExpression(`${alias}.${q(c.column)}`, c.baseType)).join(', ');
+export function columnList(p: TableProjection, alias?: string): Sql {
+  return sql.join(p.columns.map((c) => columnRef(c.column, alias)), ', ');
+}
+
+export function textList(p: TableProjection, alias: string): Sql {
+  return sql.join(p.columns.map((c) => textExpression(columnRef(c.column, alias), c.baseType)), ', ');
 }

@@ -10,8 +10,8 @@
 import { untimed, type Db, type Tx } from '../db/index.ts';
 import { LOCK_KEYS } from '../db/locks.ts';
 import { coverageGaps, HISTORY_LOCK_KEY, type HistoryOptions } from '../events/index.ts';
+import { compile, sql } from '../sql/index.ts';
 import { forEachEvent, toProjectionEvent } from './event.ts';
-import { q } from './names.ts';
 import { Fold } from './replay.ts';
 import type { ProjectionDefinition, TableProjection } from './types.ts';
 
@@ -68,7 +68,8 @@ export async function rebuildProjections(input: RebuildInput): Promise<RebuildRe
   checkCustoms(input);
   return input.db.tx('svc-projections-rebuild', async (t) => {
     await untimed(t); // replays the whole history
-    await t.any('select pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)', [HISTORY_LOCK_KEY, PROJECTIONS_LOCK_KEY]);
+    await t.any(compile(sql`
+      select pg_advisory_xact_lock(${sql.value(HISTORY_LOCK_KEY, 'bigint')}), pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
     await checkHistory(t, input); // a gap may have appeared since the first check
     const events = await replay(t, input);
     await recordRebuild(t, input, events);
@@ -80,7 +81,7 @@ export async function rebuildProjections(input: RebuildInput): Promise<RebuildRe
 
 async function replay(t: Tx, input: RebuildInput): Promise<number> {
   const folds = new Map(input.tables.map((p) => [p.model, new Fold(p)]));
-  for (const p of input.tables) await t.none(`delete from ${q(p.table)}`);
+  for (const p of input.tables) await t.none(compile(sql`delete from ${sql.ident(p.table)}`));
   for (const custom of input.customs) await custom.reset?.(t);
   const events = await forEachEvent(t, sourceModels(input), async (row) => {
     folds.get(row.stream_type)?.apply(row);
@@ -94,20 +95,17 @@ async function replay(t: Tx, input: RebuildInput): Promise<number> {
 
 async function recordRebuild(t: Tx, input: RebuildInput, events: number): Promise<void> {
   const names = [...input.tables.map((p) => p.name), ...input.customs.map((c) => c.name)];
-  await t.none(
-    `insert into svc_projection_state (name, last_rebuild_at, last_rebuild_events)
-     select n, now(), $2 from unnest($1::text[]) as n
-     on conflict (name) do update set last_rebuild_at = now(), last_rebuild_events = excluded.last_rebuild_events`,
-    [names, events],
-  );
+  await t.none(compile(sql`
+    insert into svc_projection_state (name, last_rebuild_at, last_rebuild_events)
+     select n, now(), ${sql.value(events, 'bigint')} from unnest(${sql.value(names, 'text[]')}) as n
+     on conflict (name) do update set last_rebuild_at = now(), last_rebuild_events = excluded.last_rebuild_events`));
   // Live changes already replayed must not be applied a second time.
   for (const custom of input.customs) {
-    await t.none(
-      `insert into svc_projection_versions (projection, record_id, version)
-       select $1, stream_id, max(version) from svc_events where stream_type = $2 group by stream_id
+    await t.none(compile(sql`
+      insert into svc_projection_versions (projection, record_id, version)
+       select ${sql.value(custom.name, 'text')}, stream_id, max(version) from svc_events
+        where stream_type = ${sql.value(custom.sourceModel, 'text')} group by stream_id
        on conflict (projection, record_id) do update
-         set version = greatest(svc_projection_versions.version, excluded.version)`,
-      [custom.name, custom.sourceModel],
-    );
+         set version = greatest(svc_projection_versions.version, excluded.version)`));
   }
 }

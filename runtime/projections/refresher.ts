@@ -12,11 +12,40 @@
  */
 import { fixed, statementName, type Tx } from '../db/index.ts';
 import type { ChangeFeed, ConsumerHandle, DurableConsumer, FeedChange } from '../feed/index.ts';
+import { compile, sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
 import { refreshSql } from './sync.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
 import type { ProjectionDefinition, ProjectionEvent, RefreshStats, TableProjection } from './types.ts';
 
 const MAX_IDS_PER_STATEMENT = 500;
+
+/** A per-call value of a statement compiled once: `values(args)` puts the call's values where `compile` numbered them. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+interface Compiled<A> {
+  readonly text: string;
+  values(args: A): unknown[];
+}
+
+/** Compiles `build(arg)` once (at module load or consumer start); `arg(name, cast)` is the placeholder of `args[name]`. */
+function compileOnce<A extends object>(build: (arg: (name: keyof A & string, cast: SqlCast) => SqlValue) => Sql): Compiled<A> {
+  const query = compile(build((name, cast) => sql.value(new Slot(name), cast)));
+  const slots = query.values;
+  return {
+    text: query.text,
+    values: (args) => slots.map((slot) => (slot instanceof Slot ? (args as Record<string, unknown>)[slot.name] : slot)),
+  };
+}
+
+const HOLD = compile(sql`select pg_advisory_xact_lock_shared(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`);
+
+const CLAIM = compileOnce<{ projection: string; recordId: string; version: number }>((arg) => sql`
+  insert into svc_projection_versions as v (projection, record_id, version)
+  values (${arg('projection', 'text')}, ${arg('recordId', 'text')}, ${arg('version', 'int')})
+  on conflict (projection, record_id) do update set version = excluded.version
+  where v.version < excluded.version returning 1 as claimed`);
 export const TABLES_CONSUMER = 'projections:tables';
 
 export class Refresher {
@@ -83,24 +112,23 @@ export class Refresher {
  * on a duplicate key (seen by bench:projections with writes in flight).
  */
 async function holdAgainstRebuild(t: Tx, prepared = false): Promise<void> {
-  await t.any(fixed(prepared, 'svc_projections_hold', 'select pg_advisory_xact_lock_shared($1)', [PROJECTIONS_LOCK_KEY]));
+  await t.any(fixed(prepared, 'svc_projections_hold', HOLD.text, HOLD.values));
 }
 
 /** A table's refresh statement, named after its text: a schema change makes another text, and so another name. */
-interface RefreshStatement {
+interface RefreshStatement extends Compiled<{ ids: string[] }> {
   readonly name: string;
-  readonly text: string;
 }
 
 function refreshStatement(p: TableProjection): RefreshStatement {
-  const text = refreshSql(p);
-  return { name: statementName('svc_refresh', text), text };
+  const statement = compileOnce<{ ids: string[] }>((arg) => refreshSql(p, arg('ids', 'text[]')));
+  return { ...statement, name: statementName('svc_refresh', statement.text) };
 }
 
 /** One statement per MAX_IDS_PER_STATEMENT ids, prepared when `prepared` (planned once, not once per batch). */
 async function refreshIds(t: Tx, statement: RefreshStatement, ids: string[], prepared: boolean): Promise<void> {
   for (let i = 0; i < ids.length; i += MAX_IDS_PER_STATEMENT) {
-    await t.none(fixed(prepared, statement.name, statement.text, [ids.slice(i, i + MAX_IDS_PER_STATEMENT)]));
+    await t.none(fixed(prepared, statement.name, statement.text, statement.values({ ids: ids.slice(i, i + MAX_IDS_PER_STATEMENT) })));
   }
 }
 
@@ -120,12 +148,7 @@ function customConsumer(custom: ProjectionDefinition): DurableConsumer {
 }
 
 async function claim(t: Tx, projection: string, change: FeedChange): Promise<boolean> {
-  const row = await t.oneOrNone(
-    `insert into svc_projection_versions as v (projection, record_id, version) values ($1, $2, $3)
-     on conflict (projection, record_id) do update set version = excluded.version
-     where v.version < excluded.version returning 1 as claimed`,
-    [projection, change.recordId, change.version],
-  );
+  const row = await t.oneOrNone(CLAIM.text, CLAIM.values({ projection, recordId: change.recordId, version: change.version }));
   return row !== null;
 }
 

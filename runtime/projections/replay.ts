@@ -7,8 +7,8 @@
  * names (`inStock`), input names (`vendorId`) or columns (`in_stock`).
  */
 import type { Tx } from '../db/index.ts';
-import { q } from './names.ts';
-import { columnList, textExpression } from './plan.ts';
+import { compile, sql } from '../sql/index.ts';
+import { columnList, columnRef, textExpression } from './plan.ts';
 import type { EventRow } from './event.ts';
 import type { TableProjection } from './types.ts';
 
@@ -69,12 +69,13 @@ export class Fold {
   async write(t: Tx): Promise<number> {
     const p = this.projection;
     const live = [...this.records.values()].filter((r) => !r.deleted).map((r) => r.values);
-    const definition = p.columns.map((c) => `${q(c.column)} ${c.baseType}`).join(', ');
-    const texts = p.columns.map((c) => textExpression(`r.${q(c.column)}`, c.baseType)).join(', ');
-    const sql = `insert into ${q(p.table)} (${columnList(p)})
-      select ${texts} from jsonb_to_recordset($1::jsonb) as r(${definition})`;
+    // The column types are the catalog's format_type text of the base table (plan.ts), not input.
+    const definition = sql.join(p.columns.map((c) => sql`${sql.ident(c.column)} ${sql.raw(c.baseType)}`), ', ');
+    const texts = sql.join(p.columns.map((c) => textExpression(columnRef(c.column, 'r'), c.baseType)), ', ');
     for (let i = 0; i < live.length; i += WRITE_CHUNK) {
-      await t.none(sql, [JSON.stringify(live.slice(i, i + WRITE_CHUNK))]);
+      const rows = sql.value(JSON.stringify(live.slice(i, i + WRITE_CHUNK)), 'jsonb');
+      await t.none(compile(sql`insert into ${sql.ident(p.table)} (${columnList(p)})
+      select ${texts} from jsonb_to_recordset(${rows}) as r(${definition})`));
     }
     return live.length;
   }

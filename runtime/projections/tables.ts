@@ -5,7 +5,7 @@
  * stops the start with CURRENT_PROJECTION_SCHEMA_CONFLICT.
  */
 import type { Tx } from '../db/index.ts';
-import { q } from './names.ts';
+import { compile, sql } from '../sql/index.ts';
 import type { TableProjection } from './types.ts';
 
 export const SCHEMA_CONFLICT = 'CURRENT_PROJECTION_SCHEMA_CONFLICT';
@@ -33,15 +33,15 @@ export async function ensureTables(
 }
 
 async function createTable(t: Tx, p: TableProjection): Promise<void> {
-  const lines = p.columns.map((c) => `${q(c.column)} text${c.column === 'id' ? ' primary key' : ''}`);
-  await t.none(`create table if not exists ${q(p.table)} (${lines.join(', ')})`);
+  const lines = p.columns.map((c) => sql`${sql.ident(c.column)} text${c.column === 'id' ? sql` primary key` : sql.empty}`);
+  await t.none(sql.text(sql`create table if not exists ${sql.ident(p.table)} (${sql.join(lines, ', ')})`));
 }
 
 async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string>, idIsUnique: boolean): Promise<void> {
   for (const c of p.columns) {
     const type = columns.get(c.column);
     if (type === undefined) {
-      await t.none(`alter table ${q(p.table)} add column if not exists ${q(c.column)} text`);
+      await t.none(sql.text(sql`alter table ${sql.ident(p.table)} add column if not exists ${sql.ident(c.column)} text`));
     } else if (!TEXT_TYPES.test(type)) {
       throw new ProjectionSchemaConflictError(
         `column ${p.table}.${c.column} is ${type}; projection columns are text (convert or drop the column)`,
@@ -54,15 +54,13 @@ async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string
 /** Of `tables` (in the current schema), those whose `id` has a primary key or a unique index of its own: one query for all. */
 async function tablesWithUniqueId(t: Tx, tables: readonly string[]): Promise<Set<string>> {
   if (tables.length === 0) return new Set();
-  const rows = await t.manyOrNone<{ table: string }>(
-    `select distinct c.relname as table
+  const rows = await t.manyOrNone<{ table: string }>(compile(sql`
+     select distinct c.relname as table
        from pg_index i
        join pg_class c on c.oid = i.indrelid
        join pg_namespace n on n.oid = c.relnamespace
        join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
-      where n.nspname = current_schema() and c.relname = any($1)
-        and i.indisunique and i.indnatts = 1 and i.indpred is null and a.attname = 'id'`,
-    [tables],
-  );
+      where n.nspname = current_schema() and c.relname = any(${sql.value(tables, 'text[]')})
+        and i.indisunique and i.indnatts = 1 and i.indpred is null and a.attname = 'id'`));
   return new Set(rows.map((r) => r.table));
 }
