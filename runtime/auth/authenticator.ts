@@ -11,9 +11,20 @@
 import { LRUCache } from 'lru-cache';
 import type { Db, Notifier } from '../db/index.ts';
 import { ROLES } from '../ir/types.ts';
+import { compile, sql } from '../sql/index.ts';
 import type { Authenticator } from './guard.ts';
 import { InvalidTokenError, type Principal, type TokenSigner } from './tokens.ts';
 import { SESSIONS_CHANNEL } from './sessions.ts';
+
+/**
+ * The session check behind every authenticated request on a cache miss:
+ * compiled once at load; its one value (the session id) is bound per call.
+ */
+const SESSION_STATE = compile(sql`
+  select s.user_id, s.role, s.tenant_id, u.email
+    from svc_sessions s join svc_users u on u.id = s.user_id
+   where s.id = ${sql.value(null)} and s.revoked_at is null and s.expires_at > now() and not u.disabled`);
+if (SESSION_STATE.values.length !== 1) throw new Error('authenticator: the session check binds one value');
 
 const DEFAULT_TTL_MS = 5_000;
 const DEFAULT_MAX_ENTRIES = 10_000;
@@ -53,10 +64,7 @@ export async function createSessionAuthenticator(
   const load = async (sessionId: string): Promise<Entry['live']> => {
     const started = generation;
     const row = await db.oneOrNone<{ user_id: string; role: string; tenant_id: string | null; email: string }>(
-      `select s.user_id, s.role, s.tenant_id, u.email
-         from svc_sessions s join svc_users u on u.id = s.user_id
-        where s.id = $1 and s.revoked_at is null and s.expires_at > now() and not u.disabled`,
-      [sessionId],
+      { text: SESSION_STATE.text, values: [sessionId] },
     );
     const role = ROLES.find((known) => known === row?.role);
     const live = row && role ? { userId: row.user_id, role, tenantId: row.tenant_id, email: row.email } : null;

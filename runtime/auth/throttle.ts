@@ -14,6 +14,7 @@
  * the answer reveals nothing about which accounts exist.
  */
 import type { Db } from '../db/index.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export const FREE_ATTEMPTS = 5;
 export const ACCOUNT_FREE_ATTEMPTS = 50;
@@ -27,20 +28,20 @@ export type Claim = { readonly allowed: true } | { readonly allowed: false; read
 
 /** Counts one attempt on (email, client) atomically; null when that key is locked. */
 async function count(db: Db, email: string, client: string, free: number): Promise<boolean> {
-  const row = await db.oneOrNone<{ attempts: number }>(
-    `insert into svc_login_throttle as l (email, client, attempts, last_attempt_at, locked_until)
-     values ($1, $5, 1, now(), null)
+  const resetAfter = sql`now() - ${sql.value(RESET_AFTER_SECS)} * interval '1 second'`;
+  const row = await db.oneOrNone<{ attempts: number }>(compile(sql`
+    insert into svc_login_throttle as l (email, client, attempts, last_attempt_at, locked_until)
+     values (${sql.value(email)}, ${sql.value(client)}, 1, now(), null)
      on conflict (email, client) do update set
-       attempts = case when l.last_attempt_at < now() - $2 * interval '1 second' then 1 else l.attempts + 1 end,
+       attempts = case when l.last_attempt_at < ${resetAfter} then 1 else l.attempts + 1 end,
        last_attempt_at = now(),
        locked_until = case
-         when l.last_attempt_at < now() - $2 * interval '1 second' then null
-         when l.attempts + 1 >= $3 then now() + least(power(2, l.attempts + 1 - $3), $4) * interval '1 second'
+         when l.last_attempt_at < ${resetAfter} then null
+         when l.attempts + 1 >= ${sql.value(free)}
+           then now() + least(power(2, l.attempts + 1 - ${sql.value(free)}), ${sql.value(MAX_LOCK_SECS)}) * interval '1 second'
          else null end
      where l.locked_until is null or l.locked_until <= now()
-     returning attempts`,
-    [email, RESET_AFTER_SECS, free, MAX_LOCK_SECS, client],
-  );
+     returning attempts`));
   return row !== null;
 }
 
@@ -49,23 +50,19 @@ export async function claimLoginAttempt(db: Db, email: string, client: string): 
   const byClient = await count(db, email, client, FREE_ATTEMPTS);
   const byAccount = byClient && (await count(db, email, ANY_CLIENT, ACCOUNT_FREE_ATTEMPTS));
   if (byClient && byAccount) return { allowed: true };
-  const lock = await db.oneOrNone<{ secs: number }>(
-    `select ceil(extract(epoch from max(locked_until) - now()))::int as secs from svc_login_throttle
-      where email = $1 and client in ($2, $3) and locked_until > now()`,
-    [email, client, ANY_CLIENT],
-  );
+  const lock = await db.oneOrNone<{ secs: number }>(compile(sql`
+    select ceil(extract(epoch from max(locked_until) - now()))::int as secs from svc_login_throttle
+      where email = ${sql.value(email)} and client in (${sql.value(client)}, ${sql.value(ANY_CLIENT)}) and locked_until > now()`));
   return { allowed: false, retryAfterSecs: Math.max(1, lock?.secs ?? 1) };
 }
 
 export function clearLoginAttempts(db: Db, email: string): Promise<null> {
-  return db.none('delete from svc_login_throttle where email = $1', [email]);
+  return db.none(compile(sql`delete from svc_login_throttle where email = ${sql.value(email)}`));
 }
 
 /** Forgets idle counts of accounts nobody tries any more (unknown emails included). */
 export function pruneLoginAttempts(db: Db): Promise<null> {
-  return db.none(
-    `delete from svc_login_throttle where last_attempt_at < now() - $1 * interval '1 second'
-        and (locked_until is null or locked_until < now())`,
-    [RESET_AFTER_SECS],
-  );
+  return db.none(compile(sql`
+    delete from svc_login_throttle where last_attempt_at < now() - ${sql.value(RESET_AFTER_SECS)} * interval '1 second'
+        and (locked_until is null or locked_until < now())`));
 }

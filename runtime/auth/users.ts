@@ -1,6 +1,7 @@
 /** The svc_users table: the only module that writes it. */
 import type { Db, Tx } from '../db/index.ts';
 import type { Role } from '../ir/types.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export interface UserRow {
   readonly id: string;
@@ -42,36 +43,36 @@ type Q = Db | Tx;
 
 /** Inserts; throws a unique_violation (see isUniqueViolation) when the email is taken. */
 export function insertUser(q: Q, user: NewUser): Promise<UserRow> {
-  return q.one<UserRow>(
-    `insert into svc_users (id, email, password_hash, role, tenant_id, first_name, last_name)
-     values ($1, $2, $3, $4, $5, $6, $7) returning *`,
-    [user.id, user.email, user.passwordHash, user.role, user.tenantId, user.firstName ?? null, user.lastName ?? null],
-  );
+  return q.one<UserRow>(compile(sql`
+    insert into svc_users (id, email, password_hash, role, tenant_id, first_name, last_name)
+     values (${sql.value(user.id)}, ${sql.value(user.email)}, ${sql.value(user.passwordHash)}, ${sql.value(user.role)}, ${sql.value(user.tenantId)},
+       ${sql.value(user.firstName ?? null)}, ${sql.value(user.lastName ?? null)}) returning *`));
 }
 
 /** Inserts unless the email exists; null when it did (no error: safe under concurrency). */
 export function insertUserIfAbsent(q: Q, user: NewUser): Promise<UserRow | null> {
-  return q.oneOrNone<UserRow>(
-    `insert into svc_users (id, email, password_hash, role, tenant_id, first_name, last_name)
-     values ($1, $2, $3, $4, $5, $6, $7) on conflict (email) do nothing returning *`,
-    [user.id, user.email, user.passwordHash, user.role, user.tenantId, user.firstName ?? null, user.lastName ?? null],
-  );
+  return q.oneOrNone<UserRow>(compile(sql`
+    insert into svc_users (id, email, password_hash, role, tenant_id, first_name, last_name)
+     values (${sql.value(user.id)}, ${sql.value(user.email)}, ${sql.value(user.passwordHash)}, ${sql.value(user.role)}, ${sql.value(user.tenantId)},
+       ${sql.value(user.firstName ?? null)}, ${sql.value(user.lastName ?? null)}) on conflict (email) do nothing returning *`));
 }
 
 export function findUserByEmail(q: Q, email: string): Promise<UserRow | null> {
-  return q.oneOrNone<UserRow>('select * from svc_users where email = $1', [email]);
+  return q.oneOrNone<UserRow>(compile(sql`select * from svc_users where email = ${sql.value(email)}`));
 }
 
 export function findUserById(q: Q, id: string): Promise<UserRow | null> {
-  return q.oneOrNone<UserRow>('select * from svc_users where id = $1', [id]);
+  return q.oneOrNone<UserRow>(compile(sql`select * from svc_users where id = ${sql.value(id)}`));
 }
 
 export function listUsers(q: Q, limit: number, offset: number): Promise<UserRow[]> {
-  return q.manyOrNone<UserRow>('select * from svc_users order by id limit $1 offset $2', [limit, offset]);
+  return q.manyOrNone<UserRow>(compile(sql`
+    select * from svc_users order by id limit ${sql.value(limit)} offset ${sql.value(offset)}`));
 }
 
 export function setPasswordHash(q: Q, id: string, hash: string): Promise<null> {
-  return q.none('update svc_users set password_hash = $2, updated_at = now() where id = $1', [id, hash]);
+  return q.none(compile(sql`
+    update svc_users set password_hash = ${sql.value(hash)}, updated_at = now() where id = ${sql.value(id)}`));
 }
 
 /** The patchable fields before a patch (for the audit entry's `{field: [old, new]}`). */
@@ -83,18 +84,15 @@ export interface PriorUser {
 
 /** Applies the fields present in `patch`; null when the user does not exist. Returns the old values beside the new row. */
 export function patchUser(q: Q, id: string, patch: UserPatch): Promise<(UserRow & PriorUser) | null> {
-  return q.oneOrNone<UserRow & PriorUser>(
-    `update svc_users u set
-        role = case when $2 then $3 else u.role end,
-        tenant_id = case when $4 then $5 else u.tenant_id end,
-        disabled = case when $6 then $7 else u.disabled end,
+  return q.oneOrNone<UserRow & PriorUser>(compile(sql`
+    update svc_users u set
+        role = case when ${sql.value(patch.role !== undefined, 'boolean')} then ${sql.value(patch.role ?? null)} else u.role end,
+        tenant_id = case when ${sql.value(patch.tenantId !== undefined, 'boolean')} then ${sql.value(patch.tenantId ?? null)} else u.tenant_id end,
+        disabled = case when ${sql.value(patch.disabled !== undefined, 'boolean')} then ${sql.value(patch.disabled ?? null)} else u.disabled end,
         updated_at = now()
-       from (select id, role, tenant_id, disabled from svc_users where id = $1 for update) prior
+       from (select id, role, tenant_id, disabled from svc_users where id = ${sql.value(id)} for update) prior
       where u.id = prior.id
-      returning u.*, prior.role as prior_role, prior.tenant_id as prior_tenant_id, prior.disabled as prior_disabled`,
-    [id, patch.role !== undefined, patch.role ?? null, patch.tenantId !== undefined, patch.tenantId ?? null,
-      patch.disabled !== undefined, patch.disabled ?? null],
-  );
+      returning u.*, prior.role as prior_role, prior.tenant_id as prior_tenant_id, prior.disabled as prior_disabled`));
 }
 
 /** The user as auth responses show it: role in lower case. */

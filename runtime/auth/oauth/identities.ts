@@ -7,23 +7,22 @@
  */
 import { newId } from '../../ids.ts';
 import type { Db } from '../../db/index.ts';
+import { compile, sql } from '../../sql/index.ts';
 import { forbidden } from '../../http/errors.ts';
 import { normaliseEmail } from '../policy.ts';
 import { findUserByEmail, findUserById, insertUserIfAbsent, type UserRow } from '../users.ts';
 import type { ProviderIdentity } from './client.ts';
 
 async function link(db: Db, provider: string, identity: ProviderIdentity, userId: string): Promise<void> {
-  await db.none(
-    `insert into svc_oauth_identities (provider, subject, user_id, email) values ($1, $2, $3, $4)
-     on conflict (provider, subject) do nothing`,
-    [provider, identity.subject, userId, normaliseEmail(identity.email)],
-  );
+  await db.none(compile(sql`
+    insert into svc_oauth_identities (provider, subject, user_id, email)
+     values (${sql.value(provider)}, ${sql.value(identity.subject)}, ${sql.value(userId)}, ${sql.value(normaliseEmail(identity.email))})
+     on conflict (provider, subject) do nothing`));
 }
 
 async function linkedUser(db: Db, provider: string, subject: string): Promise<UserRow | null> {
-  const row = await db.oneOrNone<{ user_id: string }>(
-    'select user_id from svc_oauth_identities where provider = $1 and subject = $2', [provider, subject],
-  );
+  const row = await db.oneOrNone<{ user_id: string }>(compile(sql`
+    select user_id from svc_oauth_identities where provider = ${sql.value(provider)} and subject = ${sql.value(subject)}`));
   return row ? findUserById(db, row.user_id) : null;
 }
 

@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/index.ts';
+import { compile, sql } from '../../sql/index.ts';
 
 export const STATE_TTL_SECS = 600;
 export const BINDING_COOKIE = 'svc_oauth_binding';
@@ -29,12 +30,11 @@ export function codeChallenge(verifier: string): string {
 
 export async function saveState(db: Db, pending: PendingAuthorization): Promise<string> {
   const state = randomToken();
-  await db.none(
-    `insert into svc_oauth_states (state_hash, provider, browser_hash, code_verifier, nonce, redirect_uri, expires_at)
-     values ($1, $2, $3, $4, $5, $6, now() + $7 * interval '1 second')`,
-    [sha256(state), pending.provider, sha256(pending.browserBinding), pending.codeVerifier, pending.nonce,
-      pending.redirectUri, STATE_TTL_SECS],
-  );
+  await db.none(compile(sql`
+    insert into svc_oauth_states (state_hash, provider, browser_hash, code_verifier, nonce, redirect_uri, expires_at)
+     values (${sql.value(sha256(state))}, ${sql.value(pending.provider)}, ${sql.value(sha256(pending.browserBinding))},
+       ${sql.value(pending.codeVerifier)}, ${sql.value(pending.nonce)}, ${sql.value(pending.redirectUri)},
+       now() + ${sql.value(STATE_TTL_SECS)} * interval '1 second')`));
   // Expired states of abandoned flows go with the next one; no sweeper needed.
   await db.none('delete from svc_oauth_states where expires_at < now()');
   return state;
@@ -47,11 +47,9 @@ export type Taken =
 /** Consumes a state: whatever the outcome, it cannot be used again. */
 export async function takeState(db: Db, state: string, provider: string, browserBinding: string | null): Promise<Taken> {
   const row = await db.oneOrNone<{ provider: string; browser_hash: string; code_verifier: string; nonce: string;
-    redirect_uri: string; expired: boolean }>(
-    `delete from svc_oauth_states where state_hash = $1
-     returning provider, browser_hash, code_verifier, nonce, redirect_uri, expires_at < now() as expired`,
-    [sha256(state)],
-  );
+    redirect_uri: string; expired: boolean }>(compile(sql`
+    delete from svc_oauth_states where state_hash = ${sql.value(sha256(state))}
+     returning provider, browser_hash, code_verifier, nonce, redirect_uri, expires_at < now() as expired`));
   if (!row) return { ok: false, reason: 'unknown' };
   if (row.expired) return { ok: false, reason: 'expired' };
   if (row.provider !== provider) return { ok: false, reason: 'provider' };
