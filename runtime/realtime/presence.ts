@@ -6,6 +6,7 @@
  * comparisons use the database clock, so instance clocks may drift.
  */
 import { isoUtc, type Db } from '../db/index.ts';
+import { compile, sql, type Sql } from '../sql/index.ts';
 import type { Member } from './protocol.ts';
 
 export interface PresenceEntry {
@@ -27,59 +28,74 @@ export interface PresenceStore {
   unregister(): Promise<PresenceEntry[]>;
 }
 
-// `$ttl` (ms) marks an instance alive; the scope key is tenant ('' = global), channel, user.
-const ELSEWHERE = `exists (
-  select 1 from svc_realtime_presence p join svc_realtime_instances i on i.instance_id = p.instance_id
-   where p.tenant = $2 and p.channel = $3 and p.user_id = $4 and p.instance_id <> $1
-     and i.seen_at >= now() - $5 * interval '1 millisecond')`;
+/** An instance seen within `ttlMs` is alive. */
+const alive = (ttlMs: number) => sql`i.seen_at >= now() - ${sql.value(ttlMs)} * interval '1 millisecond'`;
 
-const GONE_EVERYWHERE = `select distinct g.tenant, g.channel, g.user_id from gone g
+/** The scope key of an entry: tenant ('' = global), channel, user. */
+const keyOf = (e: PresenceEntry) => ({ tenant: sql.value(e.tenant ?? ''), channel: sql.value(e.channel), user: sql.value(e.userId) });
+
+/** Another live instance has the entry. */
+function elsewhere(instanceId: string, e: PresenceEntry, ttlMs: number): Sql {
+  const key = keyOf(e);
+  return sql`exists (
+  select 1 from svc_realtime_presence p join svc_realtime_instances i on i.instance_id = p.instance_id
+   where p.tenant = ${key.tenant} and p.channel = ${key.channel} and p.user_id = ${key.user} and p.instance_id <> ${sql.value(instanceId)}
+     and ${alive(ttlMs)})`;
+}
+
+/** The keys of `gone` that no live instance outside `except` still has. */
+function goneEverywhere(ttlMs: number, except: string[]): Sql {
+  return sql`select distinct g.tenant, g.channel, g.user_id from gone g
   where not exists (
     select 1 from svc_realtime_presence p join svc_realtime_instances i on i.instance_id = p.instance_id
      where p.tenant = g.tenant and p.channel = g.channel and p.user_id = g.user_id
-       and p.instance_id <> all($2::text[]) and i.seen_at >= now() - $1 * interval '1 millisecond')`;
+       and p.instance_id <> all(${sql.value(except, 'text[]')}) and ${alive(ttlMs)})`;
+}
 
 export function createPgPresence(db: Db, instanceId: string, ttlMs: number): PresenceStore {
-  const params = (e: PresenceEntry) => [instanceId, e.tenant ?? '', e.channel, e.userId, ttlMs];
   const register = async () => {
-    await db.none(
-      `insert into svc_realtime_instances (instance_id) values ($1)
-       on conflict (instance_id) do update set seen_at = now()`, [instanceId]);
+    await db.none(compile(sql`
+      insert into svc_realtime_instances (instance_id) values (${sql.value(instanceId)})
+       on conflict (instance_id) do update set seen_at = now()`));
   };
   return {
     register,
     async join(entry) {
-      const row = await db.one<{ elsewhere: boolean }>(
-        `with ins as (insert into svc_realtime_presence (instance_id, tenant, channel, user_id)
-                      values ($1, $2, $3, $4) on conflict do nothing)
-         select ${ELSEWHERE} as elsewhere`, params(entry));
+      const key = keyOf(entry);
+      const row = await db.one<{ elsewhere: boolean }>(compile(sql`
+        with ins as (insert into svc_realtime_presence (instance_id, tenant, channel, user_id)
+                      values (${sql.value(instanceId)}, ${key.tenant}, ${key.channel}, ${key.user}) on conflict do nothing)
+         select ${elsewhere(instanceId, entry, ttlMs)} as elsewhere`));
       return !row.elsewhere;
     },
     async leave(entry) {
-      const row = await db.one<{ elsewhere: boolean }>(
-        `with del as (delete from svc_realtime_presence
-                       where instance_id = $1 and tenant = $2 and channel = $3 and user_id = $4)
-         select ${ELSEWHERE} as elsewhere`, params(entry));
+      const key = keyOf(entry);
+      const row = await db.one<{ elsewhere: boolean }>(compile(sql`
+        with del as (delete from svc_realtime_presence
+                       where instance_id = ${sql.value(instanceId)} and tenant = ${key.tenant} and channel = ${key.channel}
+                         and user_id = ${key.user})
+         select ${elsewhere(instanceId, entry, ttlMs)} as elsewhere`));
       return !row.elsewhere;
     },
     async members(tenant, channel) {
-      const rows = await db.manyOrNone<{ user_id: string; joined_at: string }>(
-        `select p.user_id, min(p.joined_at) as joined_at
+      const rows = await db.manyOrNone<{ user_id: string; joined_at: string }>(compile(sql`
+        select p.user_id, min(p.joined_at) as joined_at
            from svc_realtime_presence p join svc_realtime_instances i on i.instance_id = p.instance_id
-          where p.tenant = $1 and p.channel = $2 and i.seen_at >= now() - $3 * interval '1 millisecond'
-          group by p.user_id order by 2, 1`, [tenant ?? '', channel, ttlMs]);
+          where p.tenant = ${sql.value(tenant ?? '')} and p.channel = ${sql.value(channel)} and ${alive(ttlMs)}
+          group by p.user_id order by 2, 1`));
       return rows.map((r) => ({ userId: r.user_id, joinedAt: isoUtc(r.joined_at) }));
     },
     async heartbeat(local) {
-      const seen = await db.result('update svc_realtime_instances set seen_at = now() where instance_id = $1', [instanceId]);
+      const seen = await db.result(compile(sql`
+        update svc_realtime_instances set seen_at = now() where instance_id = ${sql.value(instanceId)}`));
       if (seen.rowCount === 0) await reregister(db, instanceId, local(), register);
       return reap(db, ttlMs);
     },
     async unregister() {
-      const rows = await db.manyOrNone(
-        `with dead as (delete from svc_realtime_instances where instance_id = $3),
-              gone as (delete from svc_realtime_presence where instance_id = $3 returning tenant, channel, user_id)
-         ${GONE_EVERYWHERE}`, [ttlMs, [instanceId], instanceId]);
+      const rows = await db.manyOrNone(compile(sql`
+        with dead as (delete from svc_realtime_instances where instance_id = ${sql.value(instanceId)}),
+              gone as (delete from svc_realtime_presence where instance_id = ${sql.value(instanceId)} returning tenant, channel, user_id)
+         ${goneEverywhere(ttlMs, [instanceId])}`));
       return rows.map(toEntry);
     },
   };
@@ -87,12 +103,12 @@ export function createPgPresence(db: Db, instanceId: string, ttlMs: number): Pre
 
 /** Deletes the instances silent for longer than the TTL and their presence rows, in one statement. */
 async function reap(db: Db, ttlMs: number): Promise<PresenceEntry[]> {
-  const rows = await db.manyOrNone(
-    `with dead as (delete from svc_realtime_instances
-                    where seen_at < now() - $1 * interval '1 millisecond' returning instance_id),
+  const rows = await db.manyOrNone(compile(sql`
+    with dead as (delete from svc_realtime_instances
+                    where seen_at < now() - ${sql.value(ttlMs)} * interval '1 millisecond' returning instance_id),
           gone as (delete from svc_realtime_presence
                     where instance_id in (select instance_id from dead) returning tenant, channel, user_id)
-     ${GONE_EVERYWHERE}`, [ttlMs, []]);
+     ${goneEverywhere(ttlMs, [])}`));
   return rows.map(toEntry);
 }
 
@@ -100,10 +116,12 @@ async function reap(db: Db, ttlMs: number): Promise<PresenceEntry[]> {
 async function reregister(db: Db, instanceId: string, local: PresenceEntry[], register: () => Promise<void>) {
   await register();
   if (local.length === 0) return;
-  await db.none(
-    `insert into svc_realtime_presence (instance_id, tenant, channel, user_id)
-     select $1, t, c, u from unnest($2::text[], $3::text[], $4::text[]) as x(t, c, u) on conflict do nothing`,
-    [instanceId, local.map((e) => e.tenant ?? ''), local.map((e) => e.channel), local.map((e) => e.userId)]);
+  await db.none(compile(sql`
+    insert into svc_realtime_presence (instance_id, tenant, channel, user_id)
+     select ${sql.value(instanceId)}, t, c, u
+       from unnest(${sql.value(local.map((e) => e.tenant ?? ''), 'text[]')}, ${sql.value(local.map((e) => e.channel), 'text[]')},
+                   ${sql.value(local.map((e) => e.userId), 'text[]')}) as x(t, c, u)
+     on conflict do nothing`));
 }
 
 function toEntry(row: { tenant: string; channel: string; user_id: string }): PresenceEntry {

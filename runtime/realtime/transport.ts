@@ -10,6 +10,7 @@
  */
 import type { Db, Notifier } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export const REALTIME_CHANNEL = 'svc_realtime';
 const NOTIFY_LIMIT = 7_800;
@@ -51,6 +52,15 @@ export function decode(text: string): Envelope | null {
   return null;
 }
 
+/**
+ * The spill's statements, compiled once at load (a message too large for a
+ * NOTIFY goes through the table); each binds one value per call, its only one.
+ */
+const READ_SPILL = compile(sql`select payload from svc_realtime_spill where id = ${sql.value(null)}`);
+const WRITE_SPILL = compile(sql`insert into svc_realtime_spill (payload) values (${sql.value(null)}) returning id::text`);
+const SWEEP_SPILL = compile(sql`
+  delete from svc_realtime_spill where created_at < now() - ${sql.value(SPILL_RETAIN_SECS)} * interval '1 second'`);
+
 export function createPgTransport(db: Db, notifier: Notifier, log: Logger): Transport {
   let unlisten: (() => Promise<void>) | null = null;
   let outbox: Promise<unknown> = Promise.resolve();
@@ -58,13 +68,13 @@ export function createPgTransport(db: Db, notifier: Notifier, log: Logger): Tran
 
   const resolvePayload = async (payload: string): Promise<string | null> => {
     if (!payload.startsWith('#')) return payload;
-    const row = await db.oneOrNone<{ payload: string }>('select payload from svc_realtime_spill where id = $1', [payload.slice(1)]);
+    const row = await db.oneOrNone<{ payload: string }>({ text: READ_SPILL.text, values: [payload.slice(1)] });
     if (!row) log.warn({ spill: payload }, 'realtime: spilled message expired before it was read');
     return row?.payload ?? null;
   };
   const sendNow = async (text: string): Promise<void> => {
     if (Buffer.byteLength(text) <= NOTIFY_LIMIT) return notifier.notify(REALTIME_CHANNEL, text);
-    const { id } = await db.one<{ id: string }>('insert into svc_realtime_spill (payload) values ($1) returning id::text', [text]);
+    const { id } = await db.one<{ id: string }>({ text: WRITE_SPILL.text, values: [text] });
     await notifier.notify(REALTIME_CHANNEL, `#${id}`);
   };
 
@@ -85,7 +95,7 @@ export function createPgTransport(db: Db, notifier: Notifier, log: Logger): Tran
       return sent;
     },
     async sweep() {
-      await db.none(`delete from svc_realtime_spill where created_at < now() - $1 * interval '1 second'`, [SPILL_RETAIN_SECS]);
+      await db.none(SWEEP_SPILL);
     },
     async stop() {
       await outbox;
