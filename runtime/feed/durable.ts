@@ -16,6 +16,8 @@
  */
 import { fixed, type Db, type Tx } from '../db/index.ts';
 import { CONSUMER_LOCK_CLASS } from '../db/locks.ts';
+import { prepare } from '../jobs/statement.ts';
+import { compile, sql } from '../sql/index.ts';
 import type { Logger } from '../log/index.ts';
 import { filterOf, HORIZON_SQL, readPage, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';
 
@@ -64,12 +66,10 @@ const MIN_GAP_MS = 20;
 
 /** Creates the cursor row if absent (an existing cursor keeps its position). */
 export async function ensureCursor(db: Db, name: string, start: ConsumerStart): Promise<void> {
-  await db.none(
-    `insert into svc_feed_cursors (name, tx, seq)
-     values ($1, case when $2 then '0'::xid8 else ${HORIZON_SQL} end, 0)
-     on conflict (name) do nothing`,
-    [name, start === 'origin'],
-  );
+  await db.none(compile(sql`
+    insert into svc_feed_cursors (name, tx, seq)
+     values (${sql.value(name)}, case when ${sql.value(start === 'origin', 'boolean')} then '0'::xid8 else ${sql.raw(HORIZON_SQL)} end, 0)
+     on conflict (name) do nothing`));
 }
 
 interface Step {
@@ -78,15 +78,17 @@ interface Step {
   readonly more: boolean;
 }
 
-const LOCK_CURSOR = `select tx::text as tx, seq from svc_feed_cursors
-  where name = $1 and pg_try_advisory_xact_lock($2, hashtext($1))`;
-const ADVANCE_CURSOR = 'update svc_feed_cursors set tx = $2::xid8, seq = $3, updated_at = now() where name = $1';
+// Run by every consumer step: compiled once at load, the consumer's values bound per call.
+const LOCK_CURSOR = prepare<{ name: string }>((arg) => sql`select tx::text as tx, seq from svc_feed_cursors
+  where name = ${arg('name')} and pg_try_advisory_xact_lock(${sql.value(CONSUMER_LOCK_CLASS)}, hashtext(${arg('name')}))`);
+const ADVANCE_CURSOR = prepare<{ name: string; tx: string; seq: number }>((arg) => sql`
+  update svc_feed_cursors set tx = ${arg('tx')}::xid8, seq = ${arg('seq')}, updated_at = now() where name = ${arg('name')}`);
 
 /** One transaction: lock the consumer, read a page after its cursor, handle it, advance. 'busy' when another instance holds it. */
 async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null, prepared: boolean): Promise<Step | 'busy'> {
   return db.tx(`svc-feed-${consumer.name}`, async (t) => {
     const cursor = await t.oneOrNone<{ tx: string; seq: string }>(
-      fixed(prepared, 'svc_feed_cursor_lock', LOCK_CURSOR, [consumer.name, CONSUMER_LOCK_CLASS]));
+      fixed(prepared, 'svc_feed_cursor_lock', LOCK_CURSOR.text, LOCK_CURSOR.values({ name: consumer.name })));
     if (!cursor) return 'busy';
     const from: FeedPosition = { tx: cursor.tx, seq: Number(cursor.seq) };
     const limit = consumer.batchSize ?? 500;
@@ -95,7 +97,8 @@ async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null
     const wanted = page.changes;
     if (wanted.length > 0) await consumer.handle(wanted, t);
     if (page.end.tx !== from.tx || page.end.seq !== from.seq) {
-      await t.none(fixed(prepared, 'svc_feed_cursor_advance', ADVANCE_CURSOR, [consumer.name, page.end.tx, page.end.seq]));
+      await t.none(fixed(prepared, 'svc_feed_cursor_advance', ADVANCE_CURSOR.text,
+        ADVANCE_CURSOR.values({ name: consumer.name, tx: page.end.tx, seq: page.end.seq })));
     }
     return { handled: wanted.length, more: page.changes.length === limit };
   });

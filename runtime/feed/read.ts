@@ -5,6 +5,8 @@
  * no row can later appear below a position once the feed has passed it.
  */
 import { fixed, type Db, type Tx } from '../db/index.ts';
+import { prepare, type Prepared } from '../jobs/statement.ts';
+import { sql } from '../sql/index.ts';
 
 /** Every change at or before a position has been read. `tx` is an xid8 in decimal text. */
 export interface FeedPosition {
@@ -117,23 +119,42 @@ export const HORIZON_SQL = `(select least(pg_snapshot_xmax(s), (
      where not exists (select 1 from pg_stat_activity a where a.backend_xid = xid(x) and a.datname <> current_database())))
   from pg_current_snapshot() as s)`;
 
-function pageSql(withData: boolean, filtered: boolean): string {
-  const filter = filtered ? ` and (x.stream_type = any($4::text[]) or (x.stream_type || ':' || x.event_type) = any($5::text[]))` : '';
-  const part = (table: string, event: boolean) => `(select ${columns('x', withData, event)} from ${table} x
-      where (x.tx, x.seq) > ($1::xid8, $2::bigint) and x.tx < h.horizon${filter} order by x.tx, x.seq limit $3)`;
-  return `with h as materialized (select ${HORIZON_SQL} as horizon)
+/** A page's values: the position after which it reads, its size, and (filtered) the streams and events it names. */
+interface PageArgs {
+  readonly tx: string;
+  readonly seq: number;
+  readonly limit: number;
+  readonly streams?: readonly string[];
+  readonly events?: readonly string[];
+}
+
+/** The page statement of one variant, compiled once at load; a call binds its PageArgs. */
+function pageSql(withData: boolean, filtered: boolean): Prepared<PageArgs> {
+  return prepare<PageArgs>((arg) => {
+    const filter = filtered
+      ? sql` and (x.stream_type = any(${arg('streams', 'text[]')}) or (x.stream_type || ':' || x.event_type) = any(${arg('events', 'text[]')}))`
+      : sql.empty;
+    const part = (table: string, event: boolean) => sql`(select ${sql.raw(columns('x', withData, event))} from ${sql.ident(table)} x
+      where (x.tx, x.seq) > (${arg('tx')}::xid8, ${arg('seq', 'bigint')}) and x.tx < h.horizon${filter} order by x.tx, x.seq limit ${arg('limit')})`;
+    return sql`with h as materialized (select ${sql.raw(HORIZON_SQL)} as horizon)
     select h.horizon::text as horizon, c.*,
            (extract(epoch from clock_timestamp() - c.occurred_at) * 1000)::float8 as age_ms
       from h left join lateral (
         select * from (${part('svc_events', true)} union all ${part('svc_changes', false)}) u
-         order by u.tx, u.seq limit $3
+         order by u.tx, u.seq limit ${arg('limit')}
       ) c on true`;
+  });
 }
 
 const SQL = {
   plain: pageSql(false, false), withData: pageSql(true, false),
   plainFiltered: pageSql(false, true), withDataFiltered: pageSql(true, true),
 };
+
+/** The position of an event or change (compiled once at load). */
+const POSITION_OF = prepare<{ eventId: string }>((arg) => sql`
+  select tx::text as tx, seq, tenant_id from svc_events where id = ${arg('eventId')}
+   union all select tx::text as tx, seq, tenant_id from svc_changes where id = ${arg('eventId')} limit 1`);
 
 /**
  * Reads run many times a second under a write load; planning the page
@@ -155,8 +176,11 @@ export async function readPage(
   runner: Db | Tx, after: FeedPosition, limit: number, withData = false, filter: FeedFilter | null = null, prepared = false,
 ): Promise<ChangePage> {
   const variant = filter ? (withData ? 'withDataFiltered' : 'plainFiltered') : (withData ? 'withData' : 'plain');
-  const values = filter ? [after.tx, after.seq, limit, filter.streams, filter.events] : [after.tx, after.seq, limit];
-  const rows = await runner.any(fixed(prepared, NAMES[variant], SQL[variant], values));
+  const statement = SQL[variant];
+  const values = statement.values(filter
+    ? { tx: after.tx, seq: after.seq, limit, streams: filter.streams, events: filter.events }
+    : { tx: after.tx, seq: after.seq, limit });
+  const rows = await runner.any(fixed(prepared, NAMES[variant], statement.text, values));
   const changes: FeedChange[] = [];
   for (const row of rows) if (row.id !== null) changes.push(toChange(row, withData));
   const horizon = rows[0]?.horizon as string | undefined;
@@ -176,9 +200,7 @@ export async function currentPosition(runner: Db | Tx): Promise<FeedPosition> {
 /** The position of an event (or of a change written under history `off`), with its tenant; null when unknown. */
 export async function positionOf(runner: Db | Tx, eventId: string): Promise<{ position: FeedPosition; tenantId: string | null } | null> {
   const row = await runner.oneOrNone<{ tx: string; seq: number; tenant_id: string | null }>(
-    `select tx::text as tx, seq, tenant_id from svc_events where id = $1
-     union all select tx::text as tx, seq, tenant_id from svc_changes where id = $1 limit 1`,
-    [eventId],
+    POSITION_OF.text, POSITION_OF.values({ eventId }),
   );
   return row ? { position: { tx: row.tx, seq: Number(row.seq) }, tenantId: row.tenant_id } : null;
 }
