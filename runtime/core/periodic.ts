@@ -14,6 +14,7 @@
 import type { Db } from '../db/index.ts';
 import type { LockKey } from '../db/locks.ts';
 import type { Logger } from '../log/index.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export interface PeriodicTask {
   /** Unique among tasks: the row in svc_periodic. */
@@ -29,8 +30,8 @@ export interface Periodic {
   stop(): Promise<void>;
 }
 
-const CLAIM = `insert into svc_periodic (name, last_tick)
-  values ($1, floor(extract(epoch from clock_timestamp()) * 1000 / $2)::bigint)
+const claim = (name: string, everyMs: number) => sql`insert into svc_periodic (name, last_tick)
+  values (${sql.value(name)}, floor(extract(epoch from clock_timestamp()) * 1000 / ${sql.value(everyMs)})::bigint)
   on conflict (name) do update set last_tick = excluded.last_tick
    where svc_periodic.last_tick < excluded.last_tick
   returning last_tick`;
@@ -38,9 +39,10 @@ const CLAIM = `insert into svc_periodic (name, last_tick)
 /** The current tick when this instance claimed it; null when another instance has it or had it. */
 export async function claimTick(db: Db, task: Pick<PeriodicTask, 'name' | 'everyMs' | 'lockKey'>): Promise<number | null> {
   return db.tx('svc-periodic-claim', async (t) => {
-    const { locked } = await t.one<{ locked: boolean }>('select pg_try_advisory_xact_lock($1) as locked', [task.lockKey]);
+    const { locked } = await t.one<{ locked: boolean }>(compile(sql`
+      select pg_try_advisory_xact_lock(${sql.value(task.lockKey, 'bigint')}) as locked`));
     if (!locked) return null;
-    const row = await t.oneOrNone<{ last_tick: number }>(CLAIM, [task.name, task.everyMs]);
+    const row = await t.oneOrNone<{ last_tick: number }>(compile(claim(task.name, task.everyMs)));
     return row ? Number(row.last_tick) : null;
   });
 }

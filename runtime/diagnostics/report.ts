@@ -5,6 +5,7 @@
 import { isoUtc, type Db } from '../db/index.ts';
 import { coverageGaps, type HistoryOptions } from '../events/index.ts';
 import { countDrift, type ProjectionService } from '../projections/index.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export interface ReadCacheMetrics {
   /** Whatever the read cache reports (hits, misses, entries, ...); `enabled` at least. */
@@ -21,11 +22,9 @@ interface EventCounts {
 const iso = (value: string | null | undefined) => (value ? isoUtc(value) : null);
 
 export async function historyReport(db: Db, policy: HistoryOptions, models: readonly string[]) {
-  const counts = await db.manyOrNone<EventCounts>(
-    `select stream_type, count(*)::int as events, min(occurred_at) as first_at, max(occurred_at) as last_at
-       from svc_events where stream_type = any($1) group by stream_type`,
-    [models],
-  );
+  const counts = await db.manyOrNone<EventCounts>(compile(sql`
+    select stream_type, count(*)::int as events, min(occurred_at) as first_at, max(occurred_at) as last_at
+       from svc_events where stream_type = any(${sql.value(models, 'text[]')}) group by stream_type`));
   const gaps = await coverageGaps(db);
   return {
     policy: policy.policy,

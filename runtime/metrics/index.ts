@@ -23,6 +23,7 @@ import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { HttpError } from '../http/errors.ts';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
+import { compile, sql } from '../sql/index.ts';
 
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription' | 'unknown';
 /** `success`: no errors; `error`: executed with errors; `invalid`: refused before execution (parse, validation). */
@@ -53,12 +54,13 @@ export const OTHER_QUEUES = '(other)';
  * Jobs by queue and status: the MAX_QUEUE_SERIES queues holding the most jobs
  * keep their name, the others are summed under OTHER_QUEUES.
  */
-const JOBS_BY_QUEUE = `
-  select case when rank <= $1 then queue else $2 end as queue, status, sum(count)::int as count
+const JOBS_BY_QUEUE = compile(sql`
+  select case when rank <= ${sql.value(MAX_QUEUE_SERIES)} then queue else ${sql.value(OTHER_QUEUES)} end as queue, status,
+         sum(count)::int as count
     from (select queue, status, count, dense_rank() over (order by total desc, queue) as rank
             from (select queue, status, count(*) as count, sum(count(*)) over (partition by queue) as total
                     from svc_jobs group by queue, status) as counted) as ranked
-   group by 1, 2`;
+   group by 1, 2`);
 
 /**
  * The queue label for an observation: the first MAX_QUEUE_SERIES queues this
@@ -143,7 +145,7 @@ function createMetrics(ctx: ServiceContext<'feed' | 'realtime'>, registry: Regis
     labelNames: ['queue', 'status'], registers: [registry],
     async collect() {
       const rows = await ctx.db.manyOrNone<{ queue: string; status: string; count: number }>(
-        JOBS_BY_QUEUE, [MAX_QUEUE_SERIES, OTHER_QUEUES],
+        JOBS_BY_QUEUE.text, JOBS_BY_QUEUE.values,
       );
       this.reset();
       for (const row of rows) this.set({ queue: row.queue, status: row.status }, row.count);

@@ -15,6 +15,7 @@
 import { Cron } from 'croner';
 import { isoUtcSql, type Db } from '../db/index.ts';
 import type { WorkflowDef } from '../ir/types.ts';
+import { compile, sql } from '../sql/index.ts';
 import { startRun, started } from './start.ts';
 import type { EngineDeps } from './types.ts';
 
@@ -51,19 +52,19 @@ export async function syncSchedules(db: Db, workflows: readonly Scheduled[]): Pr
     );
     const now = new Date(stored.now);
     const current = new Map(stored.rows.map((row) => [row.workflow, row]));
-    await t.none('delete from svc_workflow_schedules where not (workflow = any($1::text[]))', [workflows.map((w) => w.name)]);
+    await t.none(compile(sql`
+      delete from svc_workflow_schedules where not (workflow = any(${sql.value(workflows.map((w) => w.name), 'text[]')}))`));
     for (const workflow of workflows) {
       const row = current.get(workflow.name);
       if (row && row.cron === workflow.trigger.cron && row.timezone === workflow.trigger.timezone) continue;
       const next = nextTick(workflow, now);
       if (!next) continue;
       // A changed schedule starts afresh; the guard keeps another instance's identical row (a rolling deploy) as it is.
-      await t.none(
-        `insert into svc_workflow_schedules (workflow, cron, timezone, next_at) values ($1, $2, $3, $4)
+      await t.none(compile(sql`
+        insert into svc_workflow_schedules (workflow, cron, timezone, next_at)
+         values (${sql.value(workflow.name)}, ${sql.value(workflow.trigger.cron)}, ${sql.value(workflow.trigger.timezone)}, ${sql.value(next.toISOString())})
          on conflict (workflow) do update set cron = excluded.cron, timezone = excluded.timezone, next_at = excluded.next_at, updated_at = now()
-          where svc_workflow_schedules.cron <> excluded.cron or svc_workflow_schedules.timezone <> excluded.timezone`,
-        [workflow.name, workflow.trigger.cron, workflow.trigger.timezone, next.toISOString()],
-      );
+          where svc_workflow_schedules.cron <> excluded.cron or svc_workflow_schedules.timezone <> excluded.timezone`));
     }
   });
 }
@@ -112,11 +113,9 @@ export class Scheduler {
 
   /** Fires every due tick this instance wins; returns how long to sleep until the next one. */
   private async fireDue(): Promise<number> {
-    const rows = await this.deps.db.manyOrNone<Row>(
-      `select workflow, ${isoUtcSql('next_at')} as next_at, ${isoUtcSql('now()')} as now
-         from svc_workflow_schedules where workflow = any($1::text[])`,
-      [[...this.byName.keys()]],
-    );
+    const rows = await this.deps.db.manyOrNone<Row>(compile(sql`
+      select workflow, ${sql.raw(isoUtcSql('next_at'))} as next_at, ${sql.raw(isoUtcSql('now()'))} as now
+         from svc_workflow_schedules where workflow = any(${sql.value([...this.byName.keys()], 'text[]')})`));
     let sleepMs = MAX_SLEEP_MS;
     for (const row of rows) {
       const workflow = this.byName.get(row.workflow)!;
@@ -136,11 +135,10 @@ export class Scheduler {
   /** The compare-and-set: only the instance that moves the row from `tick` starts the run. */
   private async fire(workflow: Scheduled, tick: string, next: Date): Promise<void> {
     await this.deps.db.tx('svc-workflow-schedule-fire', async (t) => {
-      const won = await t.oneOrNone(
-        `update svc_workflow_schedules set next_at = $3, last_fired_at = now(), updated_at = now()
-          where workflow = $1 and next_at = $2::timestamptz and next_at <= now() returning workflow`,
-        [workflow.name, tick, next.toISOString()],
-      );
+      const won = await t.oneOrNone(compile(sql`
+        update svc_workflow_schedules set next_at = ${sql.value(next.toISOString())}, last_fired_at = now(), updated_at = now()
+          where workflow = ${sql.value(workflow.name)} and next_at = ${sql.value(tick, 'timestamptz')} and next_at <= now()
+          returning workflow`));
       if (!won) return;
       const runId = await startRun(t, this.deps, {
         definition: workflow, tenantId: null, trigger: { kind: 'schedule', scheduledFor: tick }, actor: null, depth: 0, scheduledFor: tick,
