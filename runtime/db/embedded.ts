@@ -7,7 +7,7 @@ import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeSync } from 
 import { join } from 'node:path';
 import type { IMain } from 'pg-promise';
 import type { Database } from './types.ts';
-import { HandlerRegistry, quoteChannel, type Notifier } from './notify.ts';
+import { HandlerRegistry, NOTIFY, quoteChannel, type Notifier } from './notify.ts';
 
 export class EmbeddedLockedError extends Error {
   constructor(dir: string, pid: string) {
@@ -58,7 +58,7 @@ function createPgliteNotifier(pglite: PgliteLike): Notifier {
       };
     },
     async notify(channel, payload) {
-      await pglite.query('select pg_notify($1, $2)', [channel, payload]);
+      await pglite.query(NOTIFY.text, [channel, payload]);
     },
     async close() {
       for (const stop of unlisten.values()) await stop().catch(() => undefined);

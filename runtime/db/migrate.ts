@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db, Tx } from './types.ts';
 import { LOCK_KEYS } from './locks.ts';
+import { compile, sql } from '../sql/index.ts';
 
 /** One folder of `NNNN_name.sql` files, applied in file-name order. */
 export interface MigrationSet {
@@ -84,7 +85,7 @@ export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<st
   return db.task('svc-migrate', async (t) => {
     // A migration may rightly run long, and so may the wait for another instance's: no statement timeout on this session.
     await t.none('set statement_timeout = 0');
-    await t.one('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await t.one(compile(sql`select pg_advisory_lock(${sql.value(MIGRATION_LOCK_KEY, 'bigint')})`));
     try {
       await t.none(CREATE_TABLE);
       const pending = plan(files, await appliedChecksums(t));
@@ -95,14 +96,14 @@ export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<st
           } catch (error) {
             throw new MigrationError(`${file.path}: ${(error as Error).message}`);
           }
-          await tx.none('insert into svc_migrations (scope, name, checksum) values ($1, $2, $3)', [
-            file.scope, file.name, file.checksum,
-          ]);
+          await tx.none(compile(sql`
+            insert into svc_migrations (scope, name, checksum)
+             values (${sql.value(file.scope)}, ${sql.value(file.name)}, ${sql.value(file.checksum)})`));
         });
       }
       return pending.map((file) => `${file.scope}/${file.name}`);
     } finally {
-      await t.one('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      await t.one(compile(sql`select pg_advisory_unlock(${sql.value(MIGRATION_LOCK_KEY, 'bigint')})`));
       await t.none('reset statement_timeout'); // the connection goes back to the pool
     }
   });

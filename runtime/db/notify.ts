@@ -10,13 +10,20 @@
  * Payloads over ~8000 bytes are refused by Postgres: callers send a reference.
  */
 import type pg from 'pg';
+import { compile, sql } from '../sql/index.ts';
+
+/**
+ * Every realtime message and session change goes through it: compiled once
+ * at load; a call binds its channel and payload, in this order.
+ */
+export const NOTIFY = compile(sql`select pg_notify(${sql.value('channel', 'text')}, ${sql.value('payload', 'text')})`);
 
 export type NotificationHandler = (payload: string) => void;
 
 export interface Notifier {
   /** Resolves once the LISTEN is active; returns the unsubscribe function. */
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
-  /** Sends outside any transaction (inside one, use `select pg_notify($1, $2)` on it). */
+  /** Sends outside any transaction (inside one, run `select pg_notify(...)` on it). */
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -128,7 +135,7 @@ export function createPgNotifier(url: string, Client: ClientClass): Notifier {
     },
     async notify(channel, payload) {
       const c = await ensure();
-      await c.query('select pg_notify($1, $2)', [channel, payload]);
+      await c.query(NOTIFY.text, [channel, payload]);
     },
     async close() {
       closed = true;
