@@ -16,7 +16,7 @@
  */
 import { fixed, type Db, type Tx } from '../db/index.ts';
 import { CONSUMER_LOCK_CLASS } from '../db/locks.ts';
-import { prepare } from '../jobs/statement.ts';
+import { prepare } from '../sql/prepare.ts';
 import { compile, sql } from '../sql/index.ts';
 import type { Logger } from '../log/index.ts';
 import { filterOf, HORIZON_SQL, readPage, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';

@@ -5,7 +5,7 @@
  * no row can later appear below a position once the feed has passed it.
  */
 import { fixed, type Db, type Tx } from '../db/index.ts';
-import { prepare, type Prepared } from '../jobs/statement.ts';
+import { prepare, type Prepared } from '../sql/prepare.ts';
 import { sql } from '../sql/index.ts';
 
 /** Every change at or before a position has been read. `tx` is an xid8 in decimal text. */

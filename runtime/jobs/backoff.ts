@@ -6,7 +6,7 @@
  */
 import type { Db, Tx } from '../db/index.ts';
 import { sql } from '../sql/index.ts';
-import { prepare } from './statement.ts';
+import { prepare } from '../sql/prepare.ts';
 
 /** The jitter factor, uniform in [0.5, 1): jobs that failed together do not retry together. */
 export function retryJitter(): number {

@@ -13,7 +13,7 @@ import { CREATED, type CreatedCte, type EventStore, type NamedCte, type NewEvent
 import { SYSTEM_ACTOR, type AuditEntryInput, type AuditLog } from '../audit/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';
 import { normalizeJob, type NormalizedJob } from './input.ts';
-import { prepare } from './statement.ts';
+import { prepare } from '../sql/prepare.ts';
 import type { Caller, EnqueueInTxOptions, EnqueueInput, RowJob, TriggeredOptions } from './types.ts';
 
 export type { EnqueueInTxOptions, TriggeredOptions } from './types.ts';

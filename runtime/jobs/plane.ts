@@ -25,7 +25,7 @@ import { newId } from '../ids.ts';
 import { sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
 import { retryJitter } from './backoff.ts';
 import { leasedAtMs, LEASE_ID, type LeasedJob, type LeasedRow } from './lease.ts';
-import { prepare, type Prepared } from './statement.ts';
+import { prepare, type Prepared } from '../sql/prepare.ts';
 import type { FailOutcome, WorkerIdentity } from './types.ts';
 
 export type { FailOutcome } from './types.ts';

@@ -12,7 +12,7 @@ import { requireName, requirePublicQueue } from './input.ts';
 import type { TenantScope } from '../tenancy/index.ts';
 import { isoUtcSql } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
-import { prepare } from './statement.ts';
+import { prepare } from '../sql/prepare.ts';
 import type { WorkerIdentity } from './types.ts';
 
 export type { WorkerIdentity } from './types.ts';

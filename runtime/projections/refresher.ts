@@ -12,36 +12,17 @@
  */
 import { fixed, statementName, type Tx } from '../db/index.ts';
 import type { ChangeFeed, ConsumerHandle, DurableConsumer, FeedChange } from '../feed/index.ts';
-import { compile, sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
+import { compile, sql } from '../sql/index.ts';
+import { prepare, type Prepared } from '../sql/prepare.ts';
 import { refreshSql } from './sync.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
 import type { ProjectionDefinition, ProjectionEvent, RefreshStats, TableProjection } from './types.ts';
 
 const MAX_IDS_PER_STATEMENT = 500;
 
-/** A per-call value of a statement compiled once: `values(args)` puts the call's values where `compile` numbered them. */
-class Slot {
-  constructor(readonly name: string) {}
-}
-
-interface Compiled<A> {
-  readonly text: string;
-  values(args: A): unknown[];
-}
-
-/** Compiles `build(arg)` once (at module load or consumer start); `arg(name, cast)` is the placeholder of `args[name]`. */
-function compileOnce<A extends object>(build: (arg: (name: keyof A & string, cast: SqlCast) => SqlValue) => Sql): Compiled<A> {
-  const query = compile(build((name, cast) => sql.value(new Slot(name), cast)));
-  const slots = query.values;
-  return {
-    text: query.text,
-    values: (args) => slots.map((slot) => (slot instanceof Slot ? (args as Record<string, unknown>)[slot.name] : slot)),
-  };
-}
-
 const HOLD = compile(sql`select pg_advisory_xact_lock_shared(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`);
 
-const CLAIM = compileOnce<{ projection: string; recordId: string; version: number }>((arg) => sql`
+const CLAIM = prepare<{ projection: string; recordId: string; version: number }>((arg) => sql`
   insert into svc_projection_versions as v (projection, record_id, version)
   values (${arg('projection', 'text')}, ${arg('recordId', 'text')}, ${arg('version', 'int')})
   on conflict (projection, record_id) do update set version = excluded.version
@@ -116,12 +97,12 @@ async function holdAgainstRebuild(t: Tx, prepared = false): Promise<void> {
 }
 
 /** A table's refresh statement, named after its text: a schema change makes another text, and so another name. */
-interface RefreshStatement extends Compiled<{ ids: string[] }> {
+interface RefreshStatement extends Prepared<{ ids: string[] }> {
   readonly name: string;
 }
 
 function refreshStatement(p: TableProjection): RefreshStatement {
-  const statement = compileOnce<{ ids: string[] }>((arg) => refreshSql(p, arg('ids', 'text[]')));
+  const statement = prepare<{ ids: string[] }>((arg) => refreshSql(p, arg('ids', 'text[]')));
   return { ...statement, name: statementName('svc_refresh', statement.text) };
 }
 

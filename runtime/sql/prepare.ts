@@ -1,12 +1,13 @@
 /**
- * The jobs' fixed statements (lease, complete, enqueue...) run on the hot
- * path as named prepared statements: they are written with runtime/sql like
- * any other statement, but compiled ONCE, at module load. A per-call value is
+ * Fixed statements on a hot path (the jobs' lease and complete, the feed's
+ * pages, the projections' refresh) run as named prepared statements: they are
+ * written with runtime/sql like any other statement, but compiled ONCE, at
+ * module load (or when their shape is known). A per-call value is
  * a named slot (`arg('queues', 'text[]')`); `values(args)` lists a call's
  * values in the order `compile` numbered the placeholders, so no code
  * numbers one. A value that is not a slot is a constant of the statement.
  */
-import { compile, sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
+import { compile, sql, type Sql, type SqlCast, type SqlValue } from './index.ts';
 
 class Slot {
   constructor(readonly name: string) {}
