@@ -66,7 +66,7 @@ export class HandlerRegistry {
 
 export function quoteChannel(channel: string): string {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`invalid notification channel: ${channel}`);
-  return `"${channel}"`;
+  return sql.text(sql.ident(channel));
 }
 
 /** The client class: pg-promise's own copy of pg (`pgp.pg.Client`), so that the runtime loads one pg, not two. */
