@@ -1,6 +1,6 @@
 /**
  * Every advisory lock key the runtime takes, in one list, so that two never
- * collide. Keys are "svc-gen" as a 64-bit prefix (7_305_648_312_xxx) and a
+ * collide. Keys are "svc-gen" as a 64-bit prefix (7_305_648_312_NNN) and a
  * number; durable feed consumers use the two-int form (a class and
  * hashtext(name)), a key space Postgres keeps apart from the bigint one
  * (pg_locks.objsubid 2, not 1). A new key is added here, never written
