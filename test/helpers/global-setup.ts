@@ -4,6 +4,7 @@ import { dropStaleTemplates } from './template.ts';
 
 export default async function setup(): Promise<void> {
   await dropStaleTestDatabases();
-  await dropStaleTemplates();
+  // Several checkouts testing at once (git worktrees) keep each other's templates.
+  if (process.env.SVC_TEST_KEEP_TEMPLATES !== '1') await dropStaleTemplates();
   dropStaleFixtureBuilds();
 }
