@@ -21,6 +21,9 @@ export const LOCK_KEYS = {
   auditRetention: 7_305_648_312_012,
   /** Periodic tasks' tick claims (core/periodic.ts), one key each. */
   periodicAuditRetention: 7_305_648_312_020,
+  periodicJobsReclaim: 7_305_648_312_021,
+  periodicMediaSweep: 7_305_648_312_022,
+  periodicHistorySweep: 7_305_648_312_023,
 } as const;
 
 /** The class (first int) of durable feed consumers' two-int keys; the second is hashtext(consumer name). */
