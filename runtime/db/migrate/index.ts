@@ -8,7 +8,7 @@
  * (docs/adr/019-online-migrations.md).
  */
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../types.ts';
+import type { Db, Tx } from '../types.ts';
 import type { Step } from './parse.ts';
 import { parseFile, pendingOf, readSet, type MigrationSet } from './files.ts';
 import { appliedChecksums, createTables, editedMidway, type Claimant, type MigrationFile } from './store.ts';
@@ -59,28 +59,40 @@ export async function runMigrations(db: Db, sets: readonly MigrationSet[], optio
   const log = options.log ?? SILENT;
   const claimant: Claimant = { token: randomBytes(8).toString('hex') };
   return db.task('svc-migrate', async (t) => {
-    await createTables(t);
-    const applied: string[] = [];
-    for (const file of pendingOf(files, await appliedChecksums(t))) {
-      const parsed = parseFile(file);
-      if (parsed.contractOf !== null) {
-        const holders = await contractHolders(t, file);
-        if (holders.length > 0) {
-          const message = describeHolders(file, holders);
-          log.warn({ file: `${file.scope}/${file.name}`, holders }, message);
-          return { applied, heldBack: { file: `${file.scope}/${file.name}`, holders, message } };
-        }
-      }
-      if (await editedMidway(t, file)) {
-        throw new MigrationError(`${file.path}: migration was edited while it was partly applied (checksum mismatch in svc_migration_steps); restore it`);
-      }
-      for (const step of parsed.steps) {
-        await runStep({ t, file, step, last: step === parsed.steps.at(-1), claimant, settings, log }, parsed.steps.length);
-      }
-      applied.push(`${file.scope}/${file.name}`);
+    // Reads, waits for other instances and vacuum may rightly run long: no statement timeout on this session (steps set their own).
+    await t.none('set statement_timeout = 0');
+    try {
+      return await runPending(t, files, { claimant, settings, log });
+    } finally {
+      await t.none('reset statement_timeout'); // the connection goes back to the pool
     }
-    return { applied, heldBack: null };
   });
+}
+
+interface Run { readonly claimant: Claimant; readonly settings: MigrateSettings; readonly log: MigrateLog }
+
+async function runPending(t: Tx, files: MigrationFile[], { claimant, settings, log }: Run): Promise<MigrateResult> {
+  await createTables(t);
+  const applied: string[] = [];
+  for (const file of pendingOf(files, await appliedChecksums(t))) {
+    const parsed = parseFile(file);
+    if (parsed.contractOf !== null) {
+      const holders = await contractHolders(t, file);
+      if (holders.length > 0) {
+        const message = describeHolders(file, holders);
+        log.warn({ file: `${file.scope}/${file.name}`, holders }, message);
+        return { applied, heldBack: { file: `${file.scope}/${file.name}`, holders, message } };
+      }
+    }
+    if (await editedMidway(t, file)) {
+      throw new MigrationError(`${file.path}: migration was edited while it was partly applied (checksum mismatch in svc_migration_steps); restore it`);
+    }
+    for (const step of parsed.steps) {
+      await runStep({ t, file, step, last: step === parsed.steps.at(-1), claimant, settings, log }, parsed.steps.length);
+    }
+    applied.push(`${file.scope}/${file.name}`);
+  }
+  return { applied, heldBack: null };
 }
 
 const RUNNERS: Record<Step['kind'], (c: StepContext, what: string) => Promise<void>> = {

@@ -49,10 +49,10 @@ const retryOptions = (c: StepContext, what: string) => ({
 
 export async function runTransactional(c: StepContext, what: string): Promise<void> {
   await withLockRetry(c.t, retryOptions(c, what), (lockTimeoutMs) => c.t.tx('svc-migrate-step', async (tx) => {
-    await tx.any(compile(sql`select set_config('statement_timeout', ${sql.value(`${c.settings.statementTimeoutMs}ms`)}, true)`));
     await lockMigrations(tx);
     if ((await readStep(tx, c.file, c.step))?.state === 'done') return;
-    await tx.any(compile(sql`select set_config('lock_timeout', ${sql.value(`${lockTimeoutMs}ms`)}, true)`));
+    await tx.any(compile(sql`select set_config('statement_timeout', ${sql.value(`${c.settings.statementTimeoutMs}ms`)}, true),
+                                    set_config('lock_timeout', ${sql.value(`${lockTimeoutMs}ms`)}, true)`));
     await tx.multi(c.step.body);
     await tx.none('set local lock_timeout = 0');
     await finishStep(tx, c.file, c.step, c.last);
@@ -97,9 +97,9 @@ async function dropInvalidIndex(c: StepContext, statement: string, what: string)
 }
 
 /**
- * One statement in autocommit. lock_timeout, statement_timeout 0 and a
- * client connection check (so a build whose runner died stops within a
- * second) are set for the session around it and reset after it.
+ * One statement in autocommit. lock_timeout and a client connection check
+ * (so a build whose runner died stops within a second) are set for the
+ * session around it and reset after it; statement_timeout is 0.
  */
 export async function runOnline(c: StepContext, what: string): Promise<void> {
   const statement = splitStatements(c.step.body)[0];
@@ -115,7 +115,8 @@ export async function runOnline(c: StepContext, what: string): Promise<void> {
         await dropInvalidIndex(c, statement, what).catch(() => undefined);
         throw error;
       } finally {
-        await c.t.none('reset lock_timeout; reset statement_timeout; reset client_connection_check_interval');
+        // statement_timeout stays 0 for the runner's session (index.ts resets it at the end).
+        await c.t.none('reset lock_timeout; reset client_connection_check_interval');
       }
     }));
 }

@@ -38,8 +38,15 @@ export interface StepRow {
 /** A claim whose statement is not running and which was not refreshed for this long is stale (behind a pooler the pid says nothing). */
 export const STALE_CLAIM_SECS = 15;
 
-export const lockMigrations = (t: Tx): Promise<unknown> =>
-  t.one(compile(sql`select pg_advisory_xact_lock(${sql.value(LOCK_KEYS.migrations, 'bigint')})`));
+/**
+ * The migrations' lock for the rest of transaction `t`. Waiting for another
+ * instance's short transaction may rightly exceed the pool's statement
+ * timeout: lifted for the transaction (a transactional step sets its own after).
+ */
+export async function lockMigrations(t: Tx): Promise<void> {
+  await t.none('set local statement_timeout = 0');
+  await t.one(compile(sql`select pg_advisory_xact_lock(${sql.value(LOCK_KEYS.migrations, 'bigint')})`));
+}
 
 const CREATE_TABLES = `
   create table if not exists svc_migrations (
