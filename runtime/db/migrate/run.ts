@@ -106,9 +106,9 @@ export async function runOnline(c: StepContext, what: string): Promise<void> {
   await runClaimed(c, what, () => withLockRetry(c.t, { ...retryOptions(c, what), waiting: () => heartbeat(c.t, c.file, c.step, c.claimant) },
     async (lockTimeoutMs) => {
       await dropInvalidIndex(c, statement, what);
-      await c.t.any(compile(sql`select set_config('lock_timeout', ${sql.value(`${lockTimeoutMs}ms`)}, false),
-                                        set_config('statement_timeout', '0', false),
-                                        set_config('client_connection_check_interval', '1s', false)`));
+      const before = await c.t.one<{ pid: number }>(compile(sql`select pg_backend_pid() as pid,
+          set_config('lock_timeout', ${sql.value(`${lockTimeoutMs}ms`)}, false), set_config('statement_timeout', '0', false),
+          set_config('client_connection_check_interval', '1s', false)`));
       try {
         await c.t.none(`${marker(c.claimant)} ${statement}`);
       } catch (error) {
@@ -116,7 +116,13 @@ export async function runOnline(c: StepContext, what: string): Promise<void> {
         throw error;
       } finally {
         // statement_timeout stays 0 for the runner's session (index.ts resets it at the end).
-        await c.t.none('reset lock_timeout; reset client_connection_check_interval');
+        const after = await c.t.one<{ pid: number }>(`select pg_backend_pid() as pid,
+          set_config('lock_timeout', (select reset_val from pg_settings where name = 'lock_timeout'), false),
+          set_config('client_connection_check_interval', (select reset_val from pg_settings where name = 'client_connection_check_interval'), false)`);
+        if (after.pid !== before.pid) {
+          c.log.warn({ before: before.pid, after: after.pid }, `${what}: ran through a transaction pooler (its session settings reached `
+            + `server connections ${before.pid} and ${after.pid}); run migrations on SVC_DIRECT_DATABASE_URL`);
+        }
       }
     }));
 }
