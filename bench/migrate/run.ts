@@ -18,8 +18,9 @@ import pg from 'pg';
 import { admin, databaseUrl } from '../../test/helpers/db.ts';
 import pgPromise from '../../runtime/db/pg-promise.ts';
 import { migrate, type MigrateLog } from '../../runtime/db/migrate/index.ts';
+import type { Db } from '../../runtime/db/types.ts';
 import { CHANGES, type Change } from './changes.ts';
-import { impact, startTraffic, type Impact } from './traffic.ts';
+import { connect, impact, startTraffic, type Impact } from './traffic.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
@@ -32,6 +33,15 @@ const say = (line: string) => void process.stderr.write(`${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface Session {
+  readonly url: string;
+  readonly clients: readonly pg.Client[];
+  readonly reader: pg.Client;
+  readonly plain: pg.Client;
+  /** The runner's pool (it holds one connection while it runs). */
+  readonly runner: Db;
+}
+
 interface Row { readonly change: string; readonly form: 'safe' | 'plain'; readonly durationMs: number; readonly impact: Impact; readonly error: string | null }
 
 async function main(): Promise<void> {
@@ -41,22 +51,28 @@ async function main(): Promise<void> {
     await c.query(`create database "${NAME}"`);
   });
   const url = databaseUrl(NAME);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  // Every connection the bench needs, opened once: the server is shared and may run out of slots.
+  const client = await connect(url, 'bench-setup');
+  const clients = await Promise.all(Array.from({ length: CLIENTS }, () => connect(url, 'bench-client')));
+  const session: Session = { url, clients, reader: await connect(url, 'bench-reader'), plain: await connect(url, 'bench-plain'),
+    runner: pgPromise({ noWarnings: true })({ connectionString: url, max: 1, application_name: 'bench-runner' }),
+  };
+  await session.runner.one('select 1');
   try {
     await seed(client);
     const rows: Row[] = [];
     for (const change of CHANGES) {
       if (change.setup) await client.query(change.setup);
-      rows.push(await measure(url, change, 'safe'));
+      rows.push(await measure(session, change, 'safe'));
       if (change.undo) await client.query(change.undo);
-      rows.push(await measure(url, change, 'plain'));
+      rows.push(await measure(session, change, 'plain'));
       if (change.undo) await client.query(change.undo);
       await client.query('vacuum (analyze) "contact"');
     }
     print(rows);
   } finally {
-    await client.end();
+    await Promise.all([client, session.reader, session.plain, ...clients].map((c) => c.end()));
+    await session.runner.$pool.end();
     await admin((c) => c.query(`drop database if exists "${NAME}" with (force)`));
   }
 }
@@ -102,43 +118,32 @@ const runnerLog: MigrateLog = {
   warn: (_d, message) => say(`  runner: ${message.length > 300 ? `${message.slice(0, 300)}...` : message}`),
 };
 
-async function apply(url: string, change: Change, form: 'safe' | 'plain'): Promise<void> {
+async function apply(session: Session, change: Change, form: 'safe' | 'plain'): Promise<void> {
   if (form === 'safe') {
-    const db = pgPromise({ noWarnings: true })({ connectionString: url, max: 2, application_name: 'bench-runner' });
-    try {
-      await migrate(db, [safeSet(change)], { log: runnerLog });
-    } finally {
-      await db.$pool.end();
-    }
+    await migrate(session.runner, [safeSet(change)], { log: runnerLog });
     return;
   }
-  const client = new pg.Client({ connectionString: url, application_name: 'bench-plain' });
-  await client.connect();
-  try {
-    await client.query(`begin; ${change.plain}; commit`);
-  } finally {
-    await client.end();
-  }
+  await session.plain.query(`begin; ${change.plain}; commit`).catch(async (error: Error) => {
+    await session.plain.query('rollback');
+    throw error;
+  });
 }
 
 /** Holds an ACCESS SHARE lock on the table for READER_SECONDS, like a long report; resolves once it holds it, with its end. */
-async function startReader(url: string): Promise<{ readonly ended: Promise<void> }> {
-  const client = new pg.Client({ connectionString: url, application_name: 'bench-reader' });
-  await client.connect();
+async function startReader(client: pg.Client): Promise<{ readonly ended: Promise<unknown> }> {
   await client.query('begin');
   await client.query('select "id" from "contact" limit 1');
-  const ended = client.query(`select pg_sleep(${READER_SECONDS})`).then(() => client.query('commit')).then(() => client.end());
-  return { ended };
+  return { ended: client.query(`select pg_sleep(${READER_SECONDS})`).then(() => client.query('commit')) };
 }
 
-async function measure(url: string, change: Change, form: 'safe' | 'plain'): Promise<Row> {
+async function measure(session: Session, change: Change, form: 'safe' | 'plain'): Promise<Row> {
   say(`${change.name}, ${form}: ...`);
-  const traffic = await startTraffic(url, CLIENTS, ROWS);
-  await pause(1_000); // connections warm, plans cached
-  const reader = change.reader ? await startReader(url) : null;
+  const traffic = startTraffic(session.clients, ROWS);
+  await pause(1_000); // plans cached, steady state
+  const reader = change.reader ? await startReader(session.reader) : null;
   const from = performance.now();
   let error: string | null = null;
-  await apply(url, change, form).catch((e: Error) => (error = e.message));
+  await apply(session, change, form).catch((e: Error) => (error = e.message));
   const to = performance.now();
   await reader?.ended;
   await traffic.stop();

@@ -12,17 +12,30 @@ export const idOf = (g: number): string => g.toString(16).padStart(26, '0');
 
 export interface Traffic {
   readonly samples: Sample[];
+  /** Ends the loops; the connections stay open for the next change. */
   stop(): Promise<void>;
 }
 
-export async function startTraffic(url: string, clients: number, rows: number): Promise<Traffic> {
-  const samples: Sample[] = [];
-  const connections = await Promise.all(Array.from({ length: clients }, async () => {
-    const client = new pg.Client({ connectionString: url, application_name: 'bench-client' });
+const TOO_MANY_CLIENTS = '53300';
+
+/** A connection, retried while the shared server is out of connection slots. */
+export async function connect(url: string, name: string): Promise<pg.Client> {
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, application_name: name });
     client.on('error', () => undefined);
-    await client.connect();
-    return client;
-  }));
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      if ((error as { code?: string }).code !== TOO_MANY_CLIENTS || attempt >= 60) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+}
+
+/** Loops of single-row reads and writes on `connections` until stopped. */
+export function startTraffic(connections: readonly pg.Client[], rows: number): Traffic {
+  const samples: Sample[] = [];
   let running = true;
   const loops = connections.map(async (client, c) => {
     for (let i = 0; running; i++) {
@@ -43,7 +56,6 @@ export async function startTraffic(url: string, clients: number, rows: number): 
     async stop() {
       running = false;
       await Promise.all(loops);
-      await Promise.all(connections.map((client) => client.end()));
     },
   };
 }

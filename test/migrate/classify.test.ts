@@ -39,6 +39,8 @@ const CASES: Array<[string, Expect, Partial<TableFacts>?]> = [
   ['alter table "contact" rename column "name" to "full_name"', ['ACCESS EXCLUSIVE', true, false, false]],
   ['update "contact" set "kind" = \'lead\' where "kind" is null', ['ROW EXCLUSIVE', false, false, false]],
   ['select "email", count(*) from "contact" group by 1 having count(*) > 1', ['ACCESS SHARE', false, false, true]],
+  ['drop trigger if exists "contact_name_sync" on "contact"', ['ACCESS EXCLUSIVE', true, false, false]],
+  ['create trigger "contact_name_sync" before insert or update on "contact" for each row execute function contact_name_sync()', ['SHARE ROW EXCLUSIVE', true, false, false]],
   ['create table "note" (id text primary key, body text)', ['none', true, false, false]],
   ['create index "note_body_idx" on "note" ("body")', ['SHARE', true, false, false], { isNew: (t) => t === 'note' }],
 ];

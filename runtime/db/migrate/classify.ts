@@ -77,6 +77,7 @@ const RULES: readonly Rule[] = [
   [new RegExp(`^delete from (?:only )?(${QID})`, 'i'), (m, f) => on(m[1], f, 'ROW EXCLUSIVE', { brief: false, rowLocks: true })],
   [new RegExp(`^insert into (${QID})`, 'i'), (m, f) => on(m[1], f, 'ROW EXCLUSIVE')],
   [new RegExp(`^create (?:or replace )?(?:constraint )?trigger [\\s\\S]* on (${QID})`, 'i'), (m, f) => on(m[1], f, 'SHARE ROW EXCLUSIVE')],
+  [new RegExp(`^drop trigger (?:if exists )?${ID} on (${QID})`, 'i'), (m, f) => on(m[1], f, 'ACCESS EXCLUSIVE')],
   [new RegExp(`^vacuum\\b[^"a-z]*(?:\\([^)]*\\) )?(${QID})?`, 'i'), (m, f) => on(m[1] ?? '', f, 'SHARE UPDATE EXCLUSIVE', { brief: false, scans: true })],
   [/^(?:select|with)\b/i, (_m, _f, text) => ({ ...base, table: firstTable(text), lock: 'ACCESS SHARE', brief: false, scans: true })],
   [/^(?:create|drop|alter) (?:or replace )?(?:function|procedure|type|sequence|view|extension|schema|domain|role)\b/i, () => base],

@@ -93,7 +93,7 @@ async function dropInvalidIndex(c: StepContext, statement: string, what: string)
     select i.indisvalid as valid from pg_index i where i.indexrelid = to_regclass(${sql.value(sql.text(sql.ident(index)))})`));
   if (!row || row.valid) return;
   c.log.warn({ index }, `${what}: dropping the INVALID index ${index} an interrupted build left, before building it again`);
-  await c.t.none(`drop index concurrently if exists ${sql.text(sql.ident(index))}`);
+  await c.t.none(`${marker(c.claimant)} drop index concurrently if exists ${sql.text(sql.ident(index))}`);
 }
 
 /**
