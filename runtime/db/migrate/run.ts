@@ -5,7 +5,7 @@
  * - online: one statement in autocommit, claimed first so two instances never
  *   run it both, an INVALID index of the same name dropped concurrently first;
  * - backfill: batched (backfill.ts), claimed;
- * - preflight: a select that must return nothing, run each time it is reached.
+ * - preflight: a select that must return no row, recorded done once it passes.
  * Every lock wait is bounded by lock_timeout and retried (retry.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +21,6 @@ import { backoff, MAX_BACKOFF_MS, withLockRetry, type MigrateLog } from './retry
 import { runBackfill } from './backfill.ts';
 import type { MigrateSettings } from './settings.ts';
 import { MigrationError } from './errors.ts';
-
 
 export interface StepContext {
   readonly t: Db | Tx;

@@ -3,6 +3,7 @@
  * migrations"). Read by the runner itself: it also runs without a service
  * config (`svc-gen migrate`, the tests' template databases).
  */
+import { MigrationError } from './errors.ts';
 
 export interface MigrateSettings {
   /** SVC_MIGRATE_LOCK_TIMEOUT_MS: the longest a step waits for a lock, and so the longest it queues clients behind it. */
@@ -41,7 +42,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): MigrateSe
     if (raw === undefined || raw === '') continue;
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min || value > max) {
-      throw new RangeError(`${name}=${raw}: expected an integer from ${min} to ${max}`);
+      throw new MigrationError(`${name}=${raw}: expected an integer from ${min} to ${max}`);
     }
     settings[key] = value;
   }
