@@ -8,6 +8,7 @@
  *
  *   BENCH_ROWS (10,000,000)   rows of the table, seeded with generate_series
  *   BENCH_CLIENTS (8)         client connections, half reads, half single-row writes
+ *   BENCH_CHANGES (all)       comma-separated names of the changes to run (changes.ts)
  *
  * The database is `runner_bench` on the local server, dropped at the end.
  */
@@ -55,13 +56,14 @@ async function main(): Promise<void> {
   const client = await connect(url, 'bench-setup');
   const clients = await Promise.all(Array.from({ length: CLIENTS }, () => connect(url, 'bench-client')));
   const session: Session = { url, clients, reader: await connect(url, 'bench-reader'), plain: await connect(url, 'bench-plain'),
-    runner: pgPromise({ noWarnings: true })({ connectionString: url, max: 1, application_name: 'bench-runner' }),
+    runner: pgPromise({ noWarnings: true })({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'bench-runner' }),
   };
   await session.runner.one('select 1');
   try {
     await seed(client);
     const rows: Row[] = [];
-    for (const change of CHANGES) {
+    const only = process.env.BENCH_CHANGES?.split(',').map((name) => name.trim());
+    for (const change of CHANGES.filter((c) => !only || only.includes(c.name))) {
       if (change.setup) await client.query(change.setup);
       rows.push(await measure(session, change, 'safe'));
       if (change.undo) await client.query(change.undo);
