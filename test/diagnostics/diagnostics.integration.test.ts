@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
+import { recordStatements } from '../helpers/statements.ts';
 import { adminFetch, startCatalog, until, writer } from '../projections/helpers.ts';
 
 interface Report {
@@ -78,5 +79,53 @@ describe('GET /storage/diagnostics', () => {
     }
     expect(await svc.ctx.db.one('select count(*)::int as n from svc_history_coverage')).toEqual({ n: 1 });
     expect(await svc.ctx.db.one('select count(*)::int as n from svc_events')).toEqual({ n: 3 });
+  });
+
+  it('400 VALIDATION_ERROR naming the parameter for a bad exactUpTo or verify, never a 500', async () => {
+    const bad = ['exactUpTo=0', 'exactUpTo=100001', 'exactUpTo=1.5', 'exactUpTo=abc', 'exactUpTo=', 'verify=-1', 'verify=10001',
+      'verify=1e3', 'verify=1&verify=2'];
+    for (const query of bad) {
+      const res = await adminFetch(svc, `/storage/diagnostics?${query}`);
+      expect(res.status, query).toBe(400);
+      const field = query.slice(0, query.indexOf('='));
+      expect(await res.json(), query).toMatchObject({ code: 'VALIDATION_ERROR', field, error: expect.stringMatching(/whole number from 1 to \d+/) });
+    }
+    expect((await adminFetch(svc, '/storage/diagnostics?exactUpTo=100000&verify=10000')).status).toBe(200);
+  });
+
+  it('reads estimates above 10,000 rows, exact counts up to a bound when asked, and never scans a whole table', async () => {
+    // 12,000 projection rows and 12,000 Vendor events behind the service's back, then the statistics of a big table.
+    await svc.ctx.db.none(`insert into product_projection (id, name) select 'zz' || lpad(n::text, 6, '0'), 'bulk' from generate_series(1, 12000) n`);
+    await svc.ctx.db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type)
+      select 'ev' || n, 'Vendor', 'v' || n, 1, 'Custom' from generate_series(1, 12000) n`);
+    await svc.ctx.db.none('analyze product_projection; analyze svc_events');
+    const recorder = recordStatements(svc.ctx.server);
+    try {
+      const report = (await (await adminFetch(svc, '/storage/diagnostics')).json()) as Report;
+      const product = report.projections.items.find((p) => p.name === 'product_projection')!;
+      expect(product.rowsIsEstimate).toBe(true);
+      expect(product.rows).toBeGreaterThan(11_000);
+      const vendor = report.history.models.find((m) => m.model === 'Vendor')!;
+      expect(vendor).toMatchObject({ eventsIsEstimate: true });
+      expect(vendor.events).toBeGreaterThan(11_000);
+      // A model with few events is counted exactly (its estimate is small), beside the big one.
+      expect(report.history.models.find((m) => m.model === 'Product')).toMatchObject({ events: 3, eventsIsEstimate: false });
+      // No statement compares whole tables, and every count is bounded by a limit.
+      const sent = recorder.last();
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.filter((s) => /\bexcept\b/i.test(s))).toEqual([]);
+      expect(sent.filter((s) => /count\(\*\)/i.test(s) && !/\blimit\b/i.test(s))).toEqual([]);
+
+      const exact = (await (await adminFetch(svc, '/storage/diagnostics?exactUpTo=20000')).json()) as Report;
+      expect(exact.projections.items.find((p) => p.name === 'product_projection')).toMatchObject({ rows: 12_002, rowsIsEstimate: false });
+      expect(exact.history.models.find((m) => m.model === 'Vendor')).toMatchObject({ events: 12_000, eventsIsEstimate: false });
+      const capped = (await (await adminFetch(svc, '/storage/diagnostics?exactUpTo=100')).json()) as Report;
+      const cappedProduct = capped.projections.items.find((p) => p.name === 'product_projection')!;
+      expect(cappedProduct.rowsIsEstimate).toBe(true);
+      expect(cappedProduct.rows).toBeGreaterThanOrEqual(100);
+    } finally {
+      recorder.restore();
+      await svc.ctx.db.none(`delete from product_projection where id like 'zz%'; delete from svc_events where id like 'ev%'`);
+    }
   });
 });
