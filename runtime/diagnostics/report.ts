@@ -10,7 +10,7 @@
  */
 import { isoUtc, type Db } from '../db/index.ts';
 import { coverageGaps, type HistoryOptions } from '../events/index.ts';
-import { checkNewest, type ProjectionService, type TableProjection } from '../projections/index.ts';
+import { checkNewest, TABLES_CONSUMER, type ProjectionService, type TableProjection } from '../projections/index.ts';
 import { compile, sql } from '../sql/index.ts';
 
 export interface ReadCacheMetrics {
@@ -193,7 +193,7 @@ export async function projectionReport(db: Db, projections: ProjectionService, l
   const items = [];
   for (const info of projections.list()) {
     const table = info.kind === 'table' ? projections.tableOf(info.sourceModel) : undefined;
-    const consumer = lags.find((l) => l.name === (table ? 'projections:tables' : `projection:${info.name}`));
+    const consumer = lags.find((l) => l.name === (table ? TABLES_CONSUMER : `projection:${info.name}`));
     const saved = state.find((s) => s.name === info.name);
     const rows = table ? await count(db, sql`${sql.ident(table.table)}`, sizes.get(table.table) ?? null, options.exactUpTo) : null;
     const projectionState = states.get(info.name);

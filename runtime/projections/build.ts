@@ -148,6 +148,7 @@ async function isSmall(db: Db, p: TableProjection, batch: number): Promise<boole
 }
 
 const PROGRESS_EVERY_MS = 5_000;
+const MAX_RETRY_MS = 30_000;
 
 /**
  * Runs the builds of a start: a projection whose tables hold at most one
@@ -158,6 +159,8 @@ const PROGRESS_EVERY_MS = 5_000;
 export class Builder {
   private stopped = false;
   private running: Promise<void> = Promise.resolve();
+  /** Ends the current backoff wait (set while one runs). */
+  private wake: (() => void) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -169,8 +172,9 @@ export class Builder {
   async start(pending: readonly TableProjection[]): Promise<void> {
     const background: TableProjection[] = [];
     for (const p of pending) {
-      if (await isSmall(this.db, p, this.batch)) await this.build(p);
-      else background.push(p);
+      // A small build that fails at start (a lock wait, say) is not the start's failure: it continues in the background.
+      const done = await isSmall(this.db, p, this.batch).then((small) => small && this.build(p, false).then(() => true), () => false);
+      if (!done) background.push(p);
     }
     if (background.length === 0) return;
     this.log.info({ projections: background.map((p) => p.name) },
@@ -182,7 +186,20 @@ export class Builder {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wake?.();
     await this.running;
+  }
+
+  /** A wait that `stop` cuts short. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
   }
 
   private async runAll(tables: readonly TableProjection[]): Promise<void> {
@@ -192,13 +209,26 @@ export class Builder {
     }
   }
 
-  private async build(p: TableProjection): Promise<void> {
+  /** Builds `p` batch by batch; a failed batch is retried with backoff when `retry`, else thrown. */
+  private async build(p: TableProjection, retry = true): Promise<void> {
     const started = performance.now();
     let reported = started;
     let batches = 0;
+    let failures = 0;
     for (;;) {
       if (this.stopped) return;
-      const outcome = await step(this.db, p, this.batch);
+      const outcome = await step(this.db, p, this.batch).catch(async (err: unknown) => {
+        if (!retry) throw err;
+        // A batch that failed (a lock wait past the statement time limit behind a long rebuild, a lost connection)
+        // rolled back whole: wait and take it again, the projection stays unavailable meanwhile instead of for good.
+        failures += 1;
+        const waitMs = Math.min(MAX_RETRY_MS, 250 * 2 ** Math.min(failures, 7));
+        this.log.warn({ err, projection: p.name, retryMs: waitMs }, 'projection build batch failed: retried');
+        await this.sleep(waitMs);
+        return 'retry' as const;
+      });
+      if (outcome === 'retry') continue;
+      failures = 0;
       batches += 1;
       if (outcome === 'elsewhere') return; // another instance finished it (reads look it up) or builds another definition
       if (outcome === 'done') {
@@ -208,8 +238,8 @@ export class Builder {
       }
       if (performance.now() - reported >= PROGRESS_EVERY_MS) {
         reported = performance.now();
-        const state = (await readStates(this.db, [p.name])).get(p.name) ?? null;
-        this.log.info({ projection: p.name, ...stateOf(state, definitionOf(p)).build }, 'projection build in progress');
+        const state = await readStates(this.db, [p.name]).then((rows) => rows.get(p.name) ?? null, () => null);
+        if (state) this.log.info({ projection: p.name, ...stateOf(state, definitionOf(p)).build }, 'projection build in progress');
       }
     }
   }
