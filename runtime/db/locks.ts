@@ -7,8 +7,9 @@
  * where it is taken.
  *
  * All are transaction-scoped (`pg_advisory_xact_lock`, `pg_try_advisory_xact_lock`),
- * so they work through a transaction pooler, except the migrations' lock,
- * taken for a session on the direct connection (DatabaseOptions.directUrl).
+ * so they work through a transaction pooler, except the migrations' lock and
+ * the projection indexes' one, taken for a session on the direct connection
+ * (DatabaseOptions.directUrl).
  */
 export const LOCK_KEYS = {
   /** Migrations: one runner at a time (session lock, direct connection). */
@@ -17,6 +18,8 @@ export const LOCK_KEYS = {
   history: 7_305_648_312_002,
   /** Projection rebuilds and refreshes (projections/). */
   projections: 7_305_648_312_003,
+  /** One instance at a time builds missing projection indexes (projections/indexes.ts: a session lock on the direct connection). */
+  projectionIndexes: 7_305_648_312_030,
   /** Each batch of the audit retention sweep (audit/retention.ts). */
   auditRetention: 7_305_648_312_012,
   /** Periodic tasks' tick claims (core/periodic.ts), one key each. */

@@ -13,6 +13,7 @@ import { compile, sql } from '../sql/index.ts';
 import { planProjections, readCatalog } from './plan.ts';
 import { projectionTableName } from './names.ts';
 import { Builder, planBuilds } from './build.ts';
+import { buildTenantIndexes } from './indexes.ts';
 import { readiness } from './readiness.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
 import { Refresher, TABLES_CONSUMER } from './refresher.ts';
@@ -50,6 +51,8 @@ export const projections = defineCapability({
     const ready = readiness(ctx.db, tables);
     const builder = new Builder(ctx.db, ctx.log, ctx.config.projections.buildBatch, ready.markReady);
     await builder.start(pending);
+    // An existing table without the (tenant_id, id) index gets it in the background (embedded: one connection, small data: none).
+    const indexes = ctx.dbKind === 'server' ? buildTenantIndexes(ctx.directDb, tables, ctx.log) : null;
     const infos = describe(tables, ctx.projections);
     ctx.services.projections = {
       list: () => infos, tableOf: (model) => byModel.get(model), stats: () => refresher.stats(),
@@ -60,6 +63,7 @@ export const projections = defineCapability({
     }), ctx.log, ctx.services.audit);
     return {
       async stop() {
+        await indexes?.stop();
         await builder.stop();
         await refresher.stop();
       },

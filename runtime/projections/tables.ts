@@ -6,6 +6,7 @@
  */
 import type { Tx } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
+import { tenantIndexSql } from './indexes.ts';
 import type { TableProjection } from './types.ts';
 
 export const SCHEMA_CONFLICT = 'CURRENT_PROJECTION_SCHEMA_CONFLICT';
@@ -38,6 +39,7 @@ export async function ensureTables(
 async function createTable(t: Tx, p: TableProjection): Promise<void> {
   const lines = p.columns.map((c) => sql`${sql.ident(c.column)} text${c.column === 'id' ? sql` primary key` : sql.empty}`);
   await t.none(sql.text(sql`create table if not exists ${sql.ident(p.table)} (${sql.join(lines, ', ')})`));
+  await t.none(sql.text(tenantIndexSql(p, false))); // an empty table: no need for `concurrently`
 }
 
 /** True when a column was added. */

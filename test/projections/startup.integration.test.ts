@@ -169,7 +169,9 @@ describe('projections at start', { timeout: 90_000 }, () => {
     });
     let interrupted: StateRow;
     try {
-      await waitFor(`http://127.0.0.1:${port}/ready`, 30_000);
+      await waitFor(`http://127.0.0.1:${port}/ready`, 80_000).catch((error: Error) => {
+        throw new Error(`${error.message}\n--- server output ---\n${child.output()}`);
+      });
       // Batches before the held row commit; the one that holds it waits for the lock.
       interrupted = await until(() => productState(client), (s) => s.building !== null && Number(s.build_done) >= 200, 20_000);
       expect(Number(interrupted.build_done)).toBeGreaterThanOrEqual(200);
@@ -194,5 +196,21 @@ describe('projections at start', { timeout: 90_000 }, () => {
     expect(stale.rows[0].n).toBe(0);
     const listed = (await (await adminFetch(svc, '/projections')).json()) as { projections: Array<{ name: string; status: string }> };
     expect(listed.projections.find((p) => p.name === 'product_projection')).toMatchObject({ status: 'ready' });
+  });
+
+  it('an existing projection table without the (tenant_id, id) index gets it in the background, built concurrently', async () => {
+    await svc?.close();
+    svc = null;
+    // The killed server's backend may still be finishing a statement: wait until no other session works on this database.
+    await until(() => client.query(`select count(*)::int as n from pg_stat_activity where datname = current_database()
+                                      and pid <> pg_backend_pid() and state <> 'idle'`), (r) => r.rows[0].n === 0, 20_000);
+    await client.query('drop index if exists product_projection_tenant_idx');
+    svc = await startCatalog({ database, env: PUBLIC });
+    const index = await until(() => client.query(`select i.indisvalid as valid from pg_index i join pg_class c on c.oid = i.indexrelid
+                                                  where c.relname = 'product_projection_tenant_idx'`), (r) => r.rows[0]?.valid === true, 20_000);
+    expect(index.rows).toEqual([{ valid: true }]);
+    // The public read of the global scope walks it: as many rows as it returns.
+    const { rows } = await client.query(`explain (format json) select id from product_projection p where p.tenant_id = '' order by p.id limit 5`);
+    expect(JSON.stringify(rows[0]['QUERY PLAN'])).toContain('product_projection_tenant_idx');
   });
 });
