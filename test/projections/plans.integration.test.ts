@@ -8,41 +8,17 @@
  * Limit bounds). A statement that loses its index fails here, not in
  * production.
  */
-import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/db.ts';
 import type { TestService } from '../helpers/service.ts';
+import { captureStatements } from '../helpers/statements.ts';
 import { adminFetch, startCatalog, testDatabase, until, writer } from './helpers.ts';
 
 const ROWS = 3_000;
 const AT_SCALE = 10_000_000;
 const BIG = ['product', 'product_projection', 'svc_events', 'svc_audit'];
 const ENV = { SVC_PUBLIC_READ_MODELS: 'Product', SVC_PUBLIC_READ_FIELDS_Product: 'name', SVC_PROJECTION_BUILD_BATCH: '1000' };
-
-interface Sent {
-  readonly text: string;
-  readonly values: unknown[];
-}
-
-/** Records every statement (text and values) any pg client of this process sends until `stop`. */
-function capture(): { sent: Sent[]; stop(): void } {
-  const require = createRequire(import.meta.url);
-  const clients = new Set([pg.Client, (require(createRequire(require.resolve('pg-promise')).resolve('pg')) as typeof pg).Client]);
-  const originals = new Map<typeof pg.Client, typeof pg.Client.prototype.query>();
-  const sent: Sent[] = [];
-  for (const Client of clients) {
-    const original = Client.prototype.query;
-    originals.set(Client, original);
-    Client.prototype.query = function query(this: unknown, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string; values?: unknown[] };
-      if (typeof first === 'string') sent.push({ text: first, values: Array.isArray(args[1]) ? args[1] : [] });
-      else if (first?.text) sent.push({ text: first.text, values: first.values ?? [] });
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof Client.prototype.query;
-  }
-  return { sent, stop: () => originals.forEach((original, Client) => (Client.prototype.query = original)) };
-}
 
 interface PlanNode {
   readonly 'Node Type': string;
@@ -95,7 +71,7 @@ describe('plans at scale', { timeout: 120_000 }, () => {
   });
 
   it('no statement of the start, a build, a refresh, diagnostics or a projection read scans a big table whole', async () => {
-    const recording = capture();
+    const recording = captureStatements();
     try {
       svc = await startCatalog({ database, env: ENV });
       await until(() => client.query(`select building from svc_projection_state where name = 'product_projection'`),

@@ -8,13 +8,13 @@
  * The build is held at a known point by a row lock on a projection row of its
  * last batch (the batch's upsert waits for it), never by a sleep.
  */
-import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { buildFixture, TEST_JWT_SECRET } from '../helpers/service.ts';
 import { freePort, spawnCli, waitFor } from '../helpers/cli.ts';
+import { captureStatements } from '../helpers/statements.ts';
 import { adminFetch, CATALOG, startCatalog, testDatabase, until } from './helpers.ts';
 
 const ROWS = 300;
@@ -22,25 +22,14 @@ const PUBLIC = { SVC_PUBLIC_READ_MODELS: 'Product', SVC_PUBLIC_READ_FIELDS_Produ
 /** Six batches of 50: more than one batch, so the build runs in the background. */
 const ENV = { ...PUBLIC, SVC_PROJECTION_BUILD_BATCH: '50' };
 
-/** Every statement any pg client of this process sends while `work` runs. */
+/** The statements sent while `work` runs (nothing else runs in this test file meanwhile). */
 async function statementsDuring<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const require = createRequire(import.meta.url);
-  const clients = new Set([pg.Client, (require(createRequire(require.resolve('pg-promise')).resolve('pg')) as typeof pg).Client]);
-  const originals = new Map<typeof pg.Client, typeof pg.Client.prototype.query>();
-  const sent: string[] = [];
-  for (const Client of clients) {
-    const original = Client.prototype.query;
-    originals.set(Client, original);
-    Client.prototype.query = function query(this: unknown, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string; name?: string };
-      sent.push((typeof first === 'string' ? first : first?.text ?? `(named ${first?.name})`).replace(/\s+/g, ' ').trim());
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof Client.prototype.query;
-  }
+  const recording = captureStatements();
   try {
-    return { result: await work(), sent };
+    const result = await work();
+    return { result, sent: recording.sent.map((s) => s.text.replace(/\s+/g, ' ').trim()) };
   } finally {
-    for (const [Client, original] of originals) Client.prototype.query = original;
+    recording.stop();
   }
 }
 
