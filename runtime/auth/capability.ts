@@ -45,6 +45,7 @@ export const auth = defineCapability({
     await pruneLoginAttempts(db);
     mountAccountRoutes(router, {
       accounts, auth: authenticator, db, selfRegistration: config.auth.selfRegistration, trustForwardedFor: config.rateLimit.trustForwardedFor, audit,
+      refreshTokenTtlSecs: config.auth.refreshTokenTtlSecs,
     });
     mountAdminRoutes(router, { db, auth: authenticator, hasher, config, audit });
     mountOAuthRoutes(router, { providers: config.auth.oauth, db, accounts, log, audit });
