@@ -37,8 +37,10 @@ export function clearRefreshCookie(koa: Koa.Context): void {
 export function refreshTokenFromCookie(koa: Koa.Context): string | null {
   const token = cookieValue(koa.get('cookie'), REFRESH_COOKIE);
   if (token === null) return null;
+  // Koa 3's `koa.origin` is the request's Origin header: this service's own is built from protocol and Host.
+  const own = `${koa.protocol}://${koa.host}`;
   const origin = koa.get('origin');
-  if (origin === '' || origin !== koa.origin) throw forbidden('refresh by cookie needs the Origin of this service');
+  if (origin === '' || origin !== own) throw forbidden('refresh by cookie needs the Origin of this service');
   return token;
 }
 
