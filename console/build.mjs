@@ -11,7 +11,9 @@ import { build } from 'vite';
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 export async function buildConsole(outDir) {
-  await build({ configFile: join(here, 'vite.config.ts'), logLevel: 'warn', build: { outDir } });
+  // Production whatever the caller's NODE_ENV (vitest sets `test`, which would ship Preact's debug build).
+  process.env.NODE_ENV = 'production';
+  await build({ configFile: join(here, 'vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir } });
   const assets = join(outDir, 'assets');
   let gzipped = 0;
   for (const name of readdirSync(assets)) {

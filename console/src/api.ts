@@ -35,11 +35,16 @@ export const session = {
 
 function emit() { for (const listener of listeners) listener(); }
 
+const ROLES = ['Admin', 'Manager', 'Sales', 'Support', 'Viewer'];
+
+/** The auth routes answer roles in lower case; the IR's access rules name them capitalised. */
+const roleName = (role: string) => ROLES.find((known) => known.toLowerCase() === role.toLowerCase()) ?? role;
+
 async function signedIn(body: { token: string; user: User }) {
   token = body.token;
   user = body.user;
   const me = await rest<User & { tenant_id?: string | null }>('GET', '/auth/me');
-  user = { ...body.user, ...me };
+  user = { ...body.user, ...me, role: roleName(me.role ?? body.user.role) };
   emit();
 }
 

@@ -74,7 +74,7 @@ function TenantSwitcher() {
   const [value, setValue] = useState(session.tenant ?? '');
   if (!session.isOperator) return null;
   return (
-    <form class="tenant" aria-label="Tenant" onSubmit={(e) => { e.preventDefault(); session.setTenant(value); }}>
+    <form class="tenant" aria-label="Tenant switcher" onSubmit={(e) => { e.preventDefault(); session.setTenant(value); }}>
       <label for="tenant-id">Tenant</label>
       <input id="tenant-id" value={value} placeholder="global scope" onInput={(e) => setValue(e.currentTarget.value)} />
       <button type="submit">Switch tenant</button>
