@@ -19,7 +19,7 @@ import { loadAssets, type ConsoleAssets } from './assets.ts';
 
 /** CONTRACT section 16, plus what the app needs of its own origin (styles, images of media, the realtime socket). */
 export const CONSOLE_CSP = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' blob: data:", "connect-src 'self'",
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' blob:", "connect-src 'self'",
   "font-src 'self'", "manifest-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
 ].join('; ');
 

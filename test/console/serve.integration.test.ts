@@ -88,14 +88,14 @@ describe('the browser session', () => {
   it('puts the refresh token in an HttpOnly, SameSite=Strict cookie scoped to /auth, not in the body', async () => {
     const response = await login({ cookie: true });
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = await response.json() as { token?: string; refresh_token?: string };
     expect(body.token).toBeTypeOf('string');
     expect(body.refresh_token).toBeUndefined();
     const setCookie = response.headers.get('set-cookie') ?? '';
     expect(setCookie).toMatch(/^svc_refresh=[\w-]+; Path=\/auth; HttpOnly; SameSite=Strict; Max-Age=\d+$/); // loopback: no Secure
     // Without the flag the API answers as before.
     const classic = await login({});
-    expect((await classic.json()).refresh_token).toBeTypeOf('string');
+    expect((await classic.json() as { refresh_token?: string }).refresh_token).toBeTypeOf('string');
     expect(classic.headers.get('set-cookie')).toBeNull();
     expect((await login({ cookie: 'yes' })).status).toBe(400);
   });
@@ -106,13 +106,13 @@ describe('the browser session', () => {
     expect((await refresh({ cookie: `svc_refresh=${cookie}`, origin: 'https://evil.example' })).status).toBe(403);
     const ok = await refresh({ cookie: `svc_refresh=${cookie}`, origin: service.url });
     expect(ok.status).toBe(200);
-    const body = await ok.json();
+    const body = await ok.json() as { token?: string; refresh_token?: string };
     expect(body.token).toBeTypeOf('string');
     expect(body.refresh_token).toBeUndefined();
     const rotated = cookieOf(ok)!;
     expect(rotated).not.toBe(cookie);
     const me = await fetch(`${service.url}/auth/me`, { headers: { authorization: `Bearer ${body.token}` } });
-    expect((await me.json()).email).toBe(EMAIL);
+    expect((await me.json() as { email: string }).email).toBe(EMAIL);
     // Reuse of the first cookie revokes the session (CONTRACT section 5), and the reply clears the cookie.
     const reused = await refresh({ cookie: `svc_refresh=${cookie}`, origin: service.url });
     expect(reused.status).toBe(401);
@@ -125,7 +125,7 @@ describe('the browser session', () => {
   it('logout revokes the session and clears the cookie', async () => {
     const response = await login({ cookie: true });
     const cookie = cookieOf(response)!;
-    const { token } = await response.json();
+    const { token } = await response.json() as { token: string };
     const out = await fetch(`${service.url}/auth/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}`, cookie: `svc_refresh=${cookie}` } });
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toMatch(/^svc_refresh=; Path=\/auth; HttpOnly; SameSite=Strict; Max-Age=0/);
@@ -140,7 +140,7 @@ describe('GET /media', () => {
       form.append('file', new Blob([`bytes of ${name}`], { type: 'text/plain' }), name);
       const response = await fetch(`${service.url}/media`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
       expect(response.status).toBe(201);
-      return (await response.json()).id as string;
+      return (await response.json() as { id: string }).id;
     };
     const t1 = await service.token({ role: 'Sales', userId: 'media-t1', tenantId: 'm1' });
     const t2 = await service.token({ role: 'Sales', userId: 'media-t2', tenantId: 'm2' });
@@ -148,7 +148,7 @@ describe('GET /media', () => {
     const b = await upload(t1, 'b.txt');
     await upload(t2, 'other.txt');
     const list = async (token: string, query = '') => (await fetch(`${service.url}/media${query}`, { headers: { authorization: `Bearer ${token}` } }));
-    const first = await (await list(t1, '?limit=1')).json();
+    const first = await (await list(t1, '?limit=1')).json() as { items: unknown[]; nextCursor: string };
     expect(first.items).toEqual([expect.objectContaining({ id: b, filename: 'b.txt', contentType: 'text/plain', url: `/media/${b}` })]);
     const second = await (await list(t1, `?limit=1&after=${first.nextCursor}`)).json();
     expect(second).toEqual({ items: [expect.objectContaining({ id: a })], nextCursor: null });

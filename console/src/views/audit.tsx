@@ -37,7 +37,7 @@ export function AuditView({ loc }: { loc: Location }) {
       </form>
       <ErrorNote error={page.error} />
       <Loading loading={page.loading} />
-      <div class="scroll">
+      <div class="scroll" tabIndex={0}>
         <table>
           <caption class="sr-only">Audit entries</caption>
           <thead><tr><th scope="col">when</th><th scope="col">actor</th><th scope="col">action</th><th scope="col">entity</th><th scope="col">outcome</th><th scope="col">changes</th></tr></thead>

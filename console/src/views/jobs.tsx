@@ -88,7 +88,7 @@ export function JobsView({ loc }: { loc: Location }) {
       ) : null}
       <p class="muted" role="status">{done}</p>
       <Loading loading={page.loading} />
-      <div class="scroll">
+      <div class="scroll" tabIndex={0}>
         <table>
           <caption class="sr-only">Jobs</caption>
           <thead><tr><th scope="col">id</th><th scope="col">queue</th><th scope="col">kind</th><th scope="col">status</th><th scope="col">attempts</th><th scope="col">last error</th><th scope="col">created</th><th scope="col">action</th></tr></thead>

@@ -53,7 +53,7 @@ export function MediaView({ loc }: { loc: Location }) {
       <p class="muted" role="status">{note}</p>
       <ErrorNote error={page.error ?? action.error} />
       <Loading loading={page.loading} />
-      <div class="scroll">
+      <div class="scroll" tabIndex={0}>
         <table>
           <caption class="sr-only">Media</caption>
           <thead><tr><th scope="col">preview</th><th scope="col">file</th><th scope="col">type</th><th scope="col">size</th><th scope="col">uploaded</th><th scope="col">action</th></tr></thead>

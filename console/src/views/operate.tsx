@@ -50,7 +50,7 @@ export function Dashboard() {
       {isAdmin && diag.data?.projections?.items ? (
         <>
           <h2>Feed and projections lag</h2>
-          <div class="scroll"><table>
+          <div class="scroll" tabIndex={0}><table>
             <caption class="sr-only">Projection lag</caption>
             <thead><tr><th scope="col">projection</th><th scope="col">model</th><th scope="col">rows</th><th scope="col">lag (rows)</th><th scope="col">last sync</th></tr></thead>
             <tbody>{diag.data.projections.items.map((p) => (
@@ -94,7 +94,7 @@ export function WorkersView() {
       {minted ? <div class="notice" role="status"><p>The token, shown this once: copy it now.</p><pre class="json" id="minted-token">{minted.token}</pre></div> : null}
       <ErrorNote error={list.error ?? action.error} />
       <Loading loading={list.loading} />
-      <div class="scroll"><table>
+      <div class="scroll" tabIndex={0}><table>
         <caption class="sr-only">Worker tokens</caption>
         <thead><tr><th scope="col">name</th><th scope="col">queues</th><th scope="col">state</th><th scope="col">created</th><th scope="col">action</th></tr></thead>
         <tbody>{list.data?.workers.map((w) => (
@@ -115,14 +115,14 @@ export function SchemaView() {
       {schema.data?.models.map((m) => (
         <article key={m.name} class="card">
           <h2><Link href={`/records/${m.name}`}>{m.name}</Link></h2>
-          <div class="scroll"><table>
+          <div class="scroll" tabIndex={0}><table>
             <caption>Fields of {m.name}</caption>
             <thead><tr><th scope="col">field</th><th scope="col">type</th><th scope="col">required</th><th scope="col">rules</th></tr></thead>
             <tbody>{m.fields.map((f) => (
               <tr key={f.name}><td>{f.name}</td><td>{typeName(f.type)}</td><td>{f.required ? 'yes' : 'no'}</td>
                 <td>{Object.entries(f.validation).map(([k, v]) => `@${k}${v === true ? '' : ` ${String(v)}`}`).join(' ')}{f.sensitive ? ' @sensitive' : ''}</td></tr>))}</tbody>
           </table></div>
-          <div class="scroll"><table>
+          <div class="scroll" tabIndex={0}><table>
             <caption>Access to {m.name} per role</caption>
             <thead><tr><th scope="col">role</th>{OPERATIONS.map((o) => <th scope="col" key={o}>{o}</th>)}</tr></thead>
             <tbody>{ROLES.map((role) => (
@@ -172,7 +172,7 @@ export function ProjectionsView() {
       <p role="status" aria-live="polite">{note}</p>
       <ErrorNote error={list.error ?? action.error} />
       <Loading loading={list.loading} />
-      <div class="scroll"><table>
+      <div class="scroll" tabIndex={0}><table>
         <caption class="sr-only">Projections</caption>
         <thead><tr><th scope="col">projection</th><th scope="col">model</th><th scope="col">rows</th><th scope="col">lag (rows)</th><th scope="col">last sync</th><th scope="col">last rebuild</th></tr></thead>
         <tbody>{list.data?.projections?.items?.map((p) => (

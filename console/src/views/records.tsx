@@ -82,7 +82,7 @@ export function RecordsList({ loc, modelName }: { loc: Location; modelName: stri
         navigate(withQuery(path, loc.query, { where: Object.keys(w).length ? JSON.stringify(w) : null, orderBy: o ? JSON.stringify(o) : null, after: null }))} />
       <ErrorNote error={page.error ?? restore.error} />
       <p class="muted" aria-live="polite">{page.loading ? 'Loading…' : count}</p>
-      <div class="scroll">
+      <div class="scroll" tabIndex={0}>
         <table>
           <caption class="sr-only">{modelName} records</caption>
           <thead><tr><th scope="col">id</th>{columns.map((f) => <th scope="col" key={f.name}>{f.name}</th>)}<th scope="col">updated</th>{showDeleted ? <th scope="col">action</th> : null}</tr></thead>

@@ -42,7 +42,7 @@ export function WorkflowsView({ loc }: { loc: Location }) {
     <section>
       <h1>Workflows</h1>
       <ErrorNote error={defs.error ?? action.error} />
-      <div class="scroll">
+      <div class="scroll" tabIndex={0}>
         <table>
           <caption class="sr-only">Workflow definitions</caption>
           <thead><tr><th scope="col">workflow</th><th scope="col">trigger</th><th scope="col">steps</th><th scope="col">action</th></tr></thead>
@@ -80,7 +80,7 @@ export function WorkflowsView({ loc }: { loc: Location }) {
       </form>
       <ErrorNote error={runs.error} />
       <Loading loading={runs.loading} />
-      <div class="scroll">
+      <div class="scroll" tabIndex={0}>
         <table>
           <caption class="sr-only">Workflow runs</caption>
           <thead><tr><th scope="col">run</th><th scope="col">workflow</th><th scope="col">status</th><th scope="col">started</th></tr></thead>
