@@ -14,7 +14,7 @@
  * with one audit entry per batch naming the filter and the jobs it changed.
  */
 import type { Db, Tx } from '../db/index.ts';
-import { isoUtcSql } from '../db/index.ts';
+import { afterCommit, isoUtcSql } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import { invalidField } from '../http/errors.ts';
 import { newId } from '../ids.ts';
@@ -161,6 +161,7 @@ export async function applyAction(
       select id from svc_jobs where ${where} order by id limit ${sql.value(BATCH, 'int')} for update skip locked
     )
     update svc_jobs set ${SET[action]} where id in (select id from picked) returning id, tenant_id, status`, { scope }));
+  if (changed.length > 0) afterCommit(t, () => events.committed());
   await events.appendMany(t, changed.map((job) => ({
     streamType: 'Job', streamId: job.id, eventType: EVENT[action], data: { by: actorId }, actorId, tenantId: job.tenant_id, eventId: newId(),
   })));

@@ -68,8 +68,7 @@ export function mountControlRoutes(router: Router, deps: ControlDeps): void {
         }
         return job;
       });
-      if (changed) deps.events.committed();
-      else await refuse(db, scope, id, action);
+      if (!changed) await refuse(db, scope, id, action);
       koa.body = await inspectJob(db, scope, id);
     });
   }
@@ -106,7 +105,6 @@ async function bulk(
       }
       return jobs.length;
     });
-    if (changed > 0) deps.events.committed();
     total += changed;
     if (changed < BULK_BATCH) return total;
   }
