@@ -44,6 +44,11 @@ function View({ loc }: { loc: Location }) {
 function Login() {
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
+  const [providers, setProviders] = useState<Array<{ name: string; authorizeUrl: string }>>([]);
+  useEffect(() => {
+    fetch('/auth/oauth/providers').then((r) => (r.ok ? r.json() : { providers: [] }))
+      .then((body: { providers?: Array<{ name: string; authorizeUrl: string }> }) => setProviders(body.providers ?? []), () => setProviders([]));
+  }, []);
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
@@ -66,6 +71,11 @@ function Login() {
         <ErrorNote error={error} />
         <button type="submit" disabled={busy}>Sign in</button>
       </form>
+      {providers.length > 0 ? (
+        <ul class="providers" aria-label="Sign in with a provider">
+          {providers.map((p) => <li key={p.name}><a href={`${p.authorizeUrl}&return=console`}>Sign in with {p.name}</a></li>)}
+        </ul>
+      ) : null}
     </main>
   );
 }

@@ -131,13 +131,17 @@ export const AUTH_PATHS: PathsContribution = {
     responses: { 200: { description: 'providers', schema: obj({ providers: { type: 'array', items: obj({ name: str, authorizeUrl: str }) } }) } },
   }) },
   '/auth/oauth/authorize': { get: op({
-    summary: 'Redirect to the provider', tags: ['auth'], parameters: [{ name: 'provider', in: 'query', required: true, schema: str }],
+    summary: 'Redirect to the provider', tags: ['auth'], parameters: [
+      { name: 'provider', in: 'query', required: true, schema: str },
+      { name: 'return', in: 'query', schema: { const: 'console' }, description: 'end the sign-in in the console: the callback sets the refresh cookie and redirects to /console' },
+    ],
     responses: { 302: { description: 'redirect to the provider' }, ...errors(400, 404) },
   }) },
   '/auth/oauth/callback/{provider}': { get: op({
     summary: 'The provider\'s redirect back', tags: ['auth'],
     responses: {
       200: { description: 'tokens', schema: obj({ access_token: str, refresh_token: str, token_type: { const: 'Bearer' }, user: USER }) },
+      302: { description: 'a sign-in started with return=console: the refresh cookie is set, the browser goes to /console' },
       ...errors(400, 403, 404),
     },
   }) },

@@ -195,6 +195,13 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     await expectHeading(page, /^Deal [0-9A-Z]{26}$/);
     const id = (await h1(page).textContent())!.split(' ')[1];
     expect((await gql(`{ record(model: "Deal", id: "${id}") }`)).record).toMatchObject({ companyId: company.id, stage: 'qualified', amount: 100 });
+    // The list filters by the relation, and keeps the filter in the address.
+    await open(page, '/console/records/Deal', 'Deal');
+    await page.getByLabel('company', { exact: true }).fill(company.id);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => decodeURIComponent(page.url())).toContain(`"companyId":"${company.id}"`);
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    expect(await page.locator('tbody').textContent()).toContain('Console deal');
   });
 
   it('retries a dead job, and cancels every job of a filter after showing how many match', async () => {

@@ -134,7 +134,7 @@ function Filters({ model, where, orderBy, onApply }: {
       if (t.kind === 'scalar' && t.scalar === 'number') next[f.name] = Number(text);
       else if (t.kind === 'scalar' && t.scalar === 'boolean') next[f.name] = text === 'true';
       else if (t.kind === 'scalar' && t.scalar === 'string') next[f.name] = { contains: text };
-      else next[f.name] = text;
+      else next[t.kind === 'belongsTo' ? f.inputName : f.name] = text;
     }
     onApply(next, sortField ? { [sortField]: sortDir } : null);
   };
