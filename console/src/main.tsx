@@ -18,7 +18,7 @@ const NAV: Array<{ href: string; label: string; admin?: boolean; auditors?: bool
   { href: '/', label: 'Overview' }, { href: '/records', label: 'Records' }, { href: '/jobs', label: 'Jobs', admin: true },
   { href: '/workers', label: 'Workers', admin: true }, { href: '/workflows', label: 'Workflows' },
   { href: '/audit', label: 'Audit log', auditors: true }, { href: '/media', label: 'Media' }, { href: '/schema', label: 'Schema' },
-  { href: '/migrations', label: 'Migrations' }, { href: '/projections', label: 'Projections', admin: true },
+  { href: '/migrations', label: 'Migrations', admin: true }, { href: '/projections', label: 'Projections', admin: true },
 ];
 
 function View({ loc }: { loc: Location }) {

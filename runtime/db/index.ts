@@ -22,7 +22,7 @@ export type { Database, Db, Tx } from './types.ts';
 export { afterCommit } from './after-commit.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
-export { migrate, migrationStatus, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
+export { appliedMigrations, migrate, migrationStatus, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
 
 /**
  * May statements be named and prepared (parsed and planned once per

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Db, Tx } from './types.ts';
 import { LOCK_KEYS } from './locks.ts';
 import { compile, sql } from '../sql/index.ts';
+import { isoUtcSql } from './time.ts';
 
 /** One folder of `NNNN_name.sql` files, applied in file-name order. */
 export interface MigrationSet {
@@ -131,4 +132,11 @@ export async function migrationStatus(db: Db, sets: readonly MigrationSet[]): Pr
   const files = sets.flatMap(readSet);
   const applied = await appliedChecksums(db);
   return { pending: plan(files, applied).map((file) => `${file.scope}/${file.name}`), unknown: unknownOf(files, applied) };
+}
+
+/** Applied migrations, oldest first, with when each was applied (GET /meta/migrations). */
+export async function appliedMigrations(db: Db): Promise<Array<{ scope: string; name: string; appliedAt: string }>> {
+  const rows = await db.manyOrNone<{ scope: string; name: string; applied_at: string }>(compile(sql`
+    select scope, name, ${sql.raw(isoUtcSql('applied_at'))} as applied_at from svc_migrations order by applied_at, scope, name`));
+  return rows.map((row) => ({ scope: row.scope, name: row.name, appliedAt: row.applied_at }));
 }

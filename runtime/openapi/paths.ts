@@ -71,6 +71,16 @@ export const CORE_PATHS: PathsContribution = {
     description: 'Open in development; with SVC_ENV=production it needs an Admin token (401 without a valid token, 403 for other roles).',
     responses: { 200: { description: 'the IR', schema: obj({ kind: { const: 'schema' }, models: { type: 'array' } }) }, ...errors(401, 403) },
   }) },
+  '/meta/migrations': { get: op({
+    summary: 'Applied migrations (oldest first), pending and unknown ones (Admin)', tags: ['meta'], security: bearer,
+    responses: {
+      200: { description: 'migrations', schema: obj({
+        applied: { type: 'array', items: obj({ scope: str, name: str, appliedAt: timestamp }) },
+        pending: { type: 'array', items: str }, unknown: { type: 'array', items: str },
+      }) },
+      ...errors(401, 403),
+    },
+  }) },
   '/schema.ts': { get: op({ summary: 'The schema file (not in production)', tags: ['meta'], responses: { 200: { description: 'TypeScript source', content: 'text/plain' }, ...errors(404) } }) },
   '/metrics': { get: op({
     summary: 'Prometheus metrics', tags: ['health'], security: ['metricsToken'],

@@ -144,6 +144,9 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
       await shoot(page, name);
       await accessible(page, name);
     }
+    // The migrations view lists the applied files.
+    await open(page, '/console/migrations', 'Migrations');
+    expect(await page.locator('tbody').textContent()).toContain('0001_jobs.sql');
     // A filter in the address is applied: the list shows the seeded company.
     await open(page, views[2][1], 'Company');
     await page.getByRole('link', { name: 'Acme Seed' }).waitFor();

@@ -125,6 +125,8 @@ async function replayFlows(): Promise<void> {
   // The jobs admin routes of the console (CONTRACT section 16).
   await http('GET', `/jobs/search?queue=mail&payload=${encodeURIComponent('{"to":"x"}')}`, { token: admin });
   await http('GET', '/jobs/search?status=bogus', { token: admin });
+  await http('GET', '/meta/migrations', { token: admin });
+  await http('GET', '/meta/migrations');
   await http('GET', `/jobs/${jobId}/inspect`, { token: admin });
   await http('GET', '/jobs/unknown-job/inspect', { token: admin });
   const toCancel = ((await http('POST', '/jobs', { token: admin, body: { queue: 'held', kind: 'later' } })).body as { id: string }).id;

@@ -134,21 +134,30 @@ export function SchemaView() {
   );
 }
 
+interface Migrations { applied: Array<{ scope: string; name: string; appliedAt: string }>; pending: string[]; unknown: string[] }
+
 export function MigrationsView() {
-  const ready = useApi(async () => {
-    const response = await fetch('/ready');
-    return { status: response.status, body: await response.json().catch(() => ({})) as Record<string, unknown> };
-  }, 'ready');
+  const list = useApi(() => rest<Migrations>('GET', '/meta/migrations'), 'migrations');
+  const data = list.data;
   return (
     <section>
       <h1>Migrations</h1>
-      <Loading loading={ready.loading} />
-      {ready.data ? (
-        <p>{ready.data.status === 200
-          ? 'Every migration of this build is applied and the database holds none this build does not know (readiness check).'
-          : `Not ready: ${JSON.stringify(ready.data.body)}`}</p>
+      <ErrorNote error={list.error} />
+      <Loading loading={list.loading} />
+      {data ? (
+        <>
+          <p role="status">{data.pending.length === 0 ? 'Nothing pending: every migration of this build is applied.' : `${data.pending.length} pending.`}
+            {data.unknown.length > 0 ? ` ${data.unknown.length} applied migration(s) unknown to this build (a newer version migrated this database).` : ''}</p>
+          {data.pending.length > 0 ? <><h2>Pending</h2><ul>{data.pending.map((name) => <li key={name}>{name}</li>)}</ul></> : null}
+          {data.unknown.length > 0 ? <><h2>Unknown to this build</h2><ul>{data.unknown.map((name) => <li key={name}>{name}</li>)}</ul></> : null}
+          <h2>Applied</h2>
+          <div class="scroll" tabIndex={0}><table>
+            <caption class="sr-only">Applied migrations</caption>
+            <thead><tr><th scope="col">scope</th><th scope="col">file</th><th scope="col">applied</th></tr></thead>
+            <tbody>{data.applied.map((m) => <tr key={`${m.scope}/${m.name}`}><td>{m.scope}</td><td>{m.name}</td><td><Time at={m.appliedAt} /></td></tr>)}</tbody>
+          </table></div>
+        </>
       ) : null}
-      <p class="muted">The list of applied migration files is not served by the API yet; <code>svc-gen migrate</code> prints it.</p>
     </section>
   );
 }
