@@ -112,6 +112,10 @@ afterAll(async () => {
 
 describe('the console in Chromium', { timeout: 120_000 }, () => {
   it('logs in through the API; the access token stays out of storage', async () => {
+    await page.goto(`${service.url}/console`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await shoot(page, 'login');
+    await accessible(page, 'login');
     await signIn(page, ADMIN);
     await expectHeading(page, 'Overview');
     const stored = await page.evaluate(() => JSON.stringify({ ...(globalThis as any).localStorage }) + JSON.stringify({ ...(globalThis as any).sessionStorage }));

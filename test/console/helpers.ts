@@ -1,13 +1,12 @@
 /**
  * The console's tests need dist/console built from the current sources: it
  * is rebuilt (console/build.mjs, a few seconds) when the sources' hash
- * differs from the one stamped beside the last build, into a fresh folder
- * renamed into place, so that two test files starting together never serve
- * a half-written build.
+ * differs from the one stamped beside the last build, by one test process
+ * at a time, into a fresh folder renamed into place.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../helpers/service.ts';
 
@@ -29,20 +28,41 @@ function hashSources(dir: string): string {
   return hash.digest('hex');
 }
 
+const LOCK = `${CONSOLE_DIST}.lock`;
+const STALE_LOCK_MS = 5 * 60_000;
+
+/** One test process builds at a time (a mkdir lock): the others then find the stamp current and touch nothing. */
 export function ensureConsoleBuilt(): void {
   const wanted = hashSources(SOURCES);
   const stamp = join(CONSOLE_DIST, STAMP);
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) return;
+  const current = () => existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted;
+  if (current()) return;
+  lock();
+  try {
+    if (!current()) build(wanted);
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+function lock(): void {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      return;
+    } catch {
+      const since = statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+      if (Date.now() - since > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true }); // a test process killed while building
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); // a synchronous pause while another process builds
+    }
+  }
+}
+
+function build(wanted: string): void {
   const fresh = `${CONSOLE_DIST}.build-${process.pid}`;
   const built = spawnSync(process.execPath, [join(SOURCES, 'build.mjs'), fresh], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (built.status !== 0) throw new Error(`console build failed (exit ${built.status})`);
   writeFileSync(join(fresh, STAMP), wanted);
-  const old = `${CONSOLE_DIST}.old-${process.pid}`;
-  if (existsSync(CONSOLE_DIST)) renameSync(CONSOLE_DIST, old);
-  try {
-    renameSync(fresh, CONSOLE_DIST);
-  } catch {
-    rmSync(fresh, { recursive: true, force: true }); // another test file won the race with the same sources
-  }
-  rmSync(old, { recursive: true, force: true });
+  rmSync(CONSOLE_DIST, { recursive: true, force: true });
+  renameSync(fresh, CONSOLE_DIST);
 }
