@@ -121,6 +121,9 @@ describe('the console in Chromium', { timeout: 120_000 }, () => {
     const stored = await page.evaluate(() => JSON.stringify({ ...(globalThis as any).localStorage }) + JSON.stringify({ ...(globalThis as any).sessionStorage }));
     expect(stored).not.toContain('eyJ');
     expect(await page.evaluate(() => (globalThis as any).document.cookie)).toBe(''); // HttpOnly, and scoped to /auth
+    // The overview's rates come from two scrapes of /metrics (open to loopback).
+    await page.locator('#rate-requests', { hasText: 'per s' }).waitFor({ timeout: 15_000 });
+    expect(await page.locator('#feed-lag').textContent()).toMatch(/^\d+(\.\d+)? s$/);
   });
 
   it('opens every view from its address, each accessible (axe: no serious or critical violation), and keeps a screenshot', async () => {

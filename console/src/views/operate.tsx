@@ -4,7 +4,7 @@
  * /console/schema (models, fields, relations, access per role, from the
  * IR), /console/migrations and /console/projections.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { rest, session } from '../api.ts';
 import { allows, loadSchema, typeName, type Operation } from '../schema.ts';
 import { ErrorNote, Link, Loading, Time, useAction, useApi } from '../ui.tsx';
@@ -25,6 +25,58 @@ async function probe(path: string): Promise<string> {
   return `${response.status} ${body.status ?? ''}${body.reason ? ` (${body.reason})` : ''}`;
 }
 
+/** Sums of the samples of each metric in Prometheus text (labels summed away). */
+function parseMetrics(text: string): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const value = Number(match[2]);
+    if (Number.isFinite(value)) sums.set(match[1], (sums.get(match[1]) ?? 0) + value);
+  }
+  return sums;
+}
+
+interface Sample { at: number; values: Map<string, number> }
+
+/**
+ * Rates from two scrapes of this instance's /metrics (open to loopback
+ * clients, else it needs SVC_METRICS_TOKEN: then the panel says so).
+ */
+function Rates() {
+  const [samples, setSamples] = useState<Sample[]>([]);
+  const [refused, setRefused] = useState<number | null>(null);
+  useEffect(() => {
+    let live = true;
+    const scrape = async () => {
+      const response = await fetch('/metrics');
+      if (!live) return;
+      if (!response.ok) { setRefused(response.status); return; }
+      const sample = { at: performance.now(), values: parseMetrics(await response.text()) };
+      setSamples((old) => [...old.slice(-1), sample]);
+    };
+    void scrape();
+    const first = setTimeout(scrape, 2000);
+    const timer = setInterval(scrape, 10_000);
+    return () => { live = false; clearTimeout(first); clearInterval(timer); };
+  }, []);
+  if (refused !== null) return <p class="muted">Rates need /metrics, which answered {refused}: it is open to loopback clients, else it needs SVC_METRICS_TOKEN.</p>;
+  const [a, b] = samples.length === 2 ? samples : [null, samples[0] ?? null];
+  const rate = (name: string) => (a && b ? ((b.values.get(name) ?? 0) - (a.values.get(name) ?? 0)) / ((b.at - a.at) / 1000) : null);
+  const shown = (value: number | null, unit: string) => (value === null ? 'measuring…' : `${value.toFixed(1)} ${unit}`);
+  const now = (name: string) => (b?.values.has(name) ? String(Math.round((b.values.get(name) ?? 0) * 1000) / 1000) : '–');
+  return (
+    <dl class="facts" aria-label="Rates of this instance">
+      <div><dt>requests</dt><dd id="rate-requests">{shown(rate('svc_http_requests_total'), 'per s')}</dd></div>
+      <div><dt>GraphQL operations</dt><dd>{shown(rate('svc_graphql_operations_total'), 'per s')}</dd></div>
+      <div><dt>jobs completed</dt><dd>{shown(rate('svc_job_lease_to_complete_seconds_count'), 'per s')}</dd></div>
+      <div><dt>feed lag</dt><dd id="feed-lag">{now('svc_feed_lag_seconds')} s</dd></div>
+      <div><dt>realtime connections</dt><dd>{now('svc_realtime_connections')}</dd></div>
+    </dl>
+  );
+}
+
 export function Dashboard() {
   const isAdmin = session.user?.role === 'Admin';
   const health = useApi(async () => ({ health: await probe('/health'), ready: await probe('/ready') }), 'health');
@@ -36,6 +88,7 @@ export function Dashboard() {
       <div class="cards">
         <div class="card"><h2>Health</h2><Loading loading={health.loading} />
           {health.data ? <dl class="facts"><div><dt>liveness</dt><dd>{health.data.health}</dd></div><div><dt>readiness</dt><dd>{health.data.ready}</dd></div></dl> : null}</div>
+        {isAdmin ? <div class="card"><h2>This instance</h2><Rates /></div> : null}
         {isAdmin ? (
           <div class="card"><h2>Jobs</h2><ErrorNote error={stats.error} />
             {stats.data ? (
