@@ -156,3 +156,18 @@ describe('GET /media', () => {
     expect((await fetch(`${service.url}/media`)).status).toBe(401);
   });
 });
+
+describe('GET /meta/migrations', () => {
+  it('lists applied migrations with their time, and pending and unknown ones, to an Admin only', async () => {
+    const admin = await service.token({ role: 'Admin', userId: 'migrations-admin' });
+    const reply = await fetch(`${service.url}/meta/migrations`, { headers: { authorization: `Bearer ${admin}` } });
+    expect(reply.status).toBe(200);
+    const body = await reply.json() as { applied: Array<{ scope: string; name: string; appliedAt: string }>; pending: string[]; unknown: string[] };
+    expect(body.pending).toEqual([]);
+    expect(body.unknown).toEqual([]);
+    expect(body.applied).toContainEqual({ scope: 'runtime:jobs', name: '0001_jobs.sql', appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    const manager = await service.token({ role: 'Manager', userId: 'migrations-manager' });
+    expect((await fetch(`${service.url}/meta/migrations`, { headers: { authorization: `Bearer ${manager}` } })).status).toBe(403);
+    expect((await fetch(`${service.url}/meta/migrations`)).status).toBe(401);
+  });
+});
