@@ -91,13 +91,13 @@ export function JobsView({ loc }: { loc: Location }) {
       <div class="scroll" tabIndex={0}>
         <table>
           <caption class="sr-only">Jobs</caption>
-          <thead><tr><th scope="col">id</th><th scope="col">queue</th><th scope="col">kind</th><th scope="col">status</th><th scope="col">attempts</th><th scope="col">last error</th><th scope="col">created</th><th scope="col">action</th></tr></thead>
+          <thead><tr><th scope="col">id</th><th scope="col">queue</th><th scope="col">kind</th><th scope="col">status</th><th scope="col">attempts</th><th scope="col">last error</th><th scope="col">created</th><th scope="col">last change</th><th scope="col">action</th></tr></thead>
           <tbody>
             {page.data?.jobs.map((job) => (
               <tr key={job.id}>
                 <td><Link href={`/jobs/${job.id}`}>{job.id}</Link></td>
                 <td>{job.queue}</td><td>{job.kind}</td><td><span class={`status status-${job.status}`}>{job.status}</span></td>
-                <td>{job.attempts}/{job.maxAttempts}</td><td class="clip">{job.error ?? ''}</td><td><Time at={job.createdAt} /></td>
+                <td>{job.attempts}/{job.maxAttempts}</td><td class="clip">{job.error ?? ''}</td><td><Time at={job.createdAt} /></td><td><Time at={job.updatedAt} /></td>
                 <td>
                   {isAdmin && (job.status === 'dead' || job.status === 'failed') ? <button type="button" onClick={() => one(job.id, 'retry')}>Retry {job.id}</button> : null}
                   {isAdmin && job.status === 'queued' ? <button type="button" onClick={() => one(job.id, 'cancel')}>Cancel {job.id}</button> : null}
