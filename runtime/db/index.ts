@@ -23,7 +23,7 @@ export { afterCommit } from './after-commit.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
 export {
-  migrate, runMigrations, migrationStatus, unknownMigrations, newestMigration, planMigrations, formatPlan, MigrationError,
+  appliedMigrations, migrate, runMigrations, migrationStatus, unknownMigrations, newestMigration, planMigrations, formatPlan, MigrationError,
   type MigrationSet, type MigrateLog, type MigrateResult,
 } from './migrate/index.ts';
 

@@ -75,6 +75,9 @@ describe('the packed package', { timeout: 600_000 }, () => {
     expect(files).toContain('dist/runtime/jobs/migrations/0001_jobs.sql');
     expect(files.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
     expect(files).toContain('deploy/build.sh');
+    // The operator console, built and precompressed (docs/console.md).
+    expect(files).toContain('dist/console/index.html');
+    expect(files.filter((path) => /^dist\/console\/assets\/index-[\w-]+\.js(\.br|\.gz)?$/.test(path))).toHaveLength(3);
 
     // 2. A project outside the repository depends on the tarball (with a lock file, as `npm ci` needs).
     const source = join(work, 'project');

@@ -19,6 +19,7 @@ import { LockDeadlineError, type MigrateLog } from './retry.ts';
 import { settingsFromEnv, type MigrateSettings } from './settings.ts';
 
 export { MigrationError } from './errors.ts';
+export { appliedMigrations } from './store.ts';
 export { readSet, type MigrationSet } from './files.ts';
 export type { Holder } from './gate.ts';
 export type { MigrateLog } from './retry.ts';

@@ -9,6 +9,7 @@
 import type { Db, Tx } from '../types.ts';
 import { LOCK_KEYS } from '../locks.ts';
 import { compile, sql, type Sql } from '../../sql/index.ts';
+import { isoUtcSql } from '../time.ts';
 import type { Step } from './parse.ts';
 
 export interface MigrationFile {
@@ -183,4 +184,12 @@ export async function editedMidway(t: Tx | Db, file: MigrationFile): Promise<boo
                     where scope = ${sql.value(file.scope)} and name = ${sql.value(file.name)}
                       and checksum <> ${sql.value(file.checksum)}) as edited`));
   return row.edited;
+}
+
+/** Applied migrations, oldest first, with when each was applied (GET /meta/migrations). */
+export async function appliedMigrations(db: Db): Promise<Array<{ scope: string; name: string; appliedAt: string }>> {
+  if (!(await tableExists(db, 'svc_migrations'))) return [];
+  const rows = await db.manyOrNone<{ scope: string; name: string; applied_at: string }>(compile(sql`
+    select scope, name, ${sql.raw(isoUtcSql('applied_at'))} as applied_at from svc_migrations order by applied_at, scope, name`));
+  return rows.map((row) => ({ scope: row.scope, name: row.name, appliedAt: row.applied_at }));
 }
