@@ -14,13 +14,15 @@ export interface TagFacts {
   readonly index: boolean;
   /** `@sensitive`: the audit log redacts the field's values. */
   readonly sensitive: boolean;
+  /** `@renamedFrom("old")`: the field was called `old`; the next migration moves its data (expand/contract). */
+  readonly renamedFrom?: string;
 }
 
 /** Documentation tags that carry no meaning for svc-gen but are not mistakes. */
 const DOC_TAGS = new Set(['see', 'deprecated', 'example', 'remarks', 'description']);
 
 type Handler = (tag: RawTag, type: FieldType, facts: MutableFacts) => string | null;
-type MutableFacts = { validation: { -readonly [K in keyof Validation]: Validation[K] }; default?: Literal; unique: boolean; index: boolean; sensitive: boolean };
+type MutableFacts = { validation: { -readonly [K in keyof Validation]: Validation[K] }; default?: Literal; unique: boolean; index: boolean; sensitive: boolean; renamedFrom?: string };
 
 const isString = (t: FieldType) => t.kind === 'scalar' && t.scalar === 'string';
 const isColumnar = (t: FieldType) => t.kind === 'scalar' || t.kind === 'enum' || t.kind === 'belongsTo' || t.kind === 'media';
@@ -51,6 +53,13 @@ const HANDLERS: Record<string, Handler> = {
   sensitive: flag(() => true, 'any field', (f) => (f.sensitive = true)),
   min: bound('min'),
   max: bound('max'),
+  renamedFrom: (tag, type, facts) => {
+    const name = /^\(?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*\)?$/.exec(tag.value)?.[2];
+    if (!name) return `needs the field's previous name, e.g. @renamedFrom("oldName") (found "${tag.value}")`;
+    if (!isColumnar(type) && type.kind !== 'embed' && type.kind !== 'list') return 'applies only to fields stored in a column';
+    facts.renamedFrom = name;
+    return null;
+  },
   default: (tag, type, facts) => {
     if (tag.value === '') return 'needs a value';
     const fit = fitDefault(tag.value, type);
@@ -69,7 +78,7 @@ export function readTagFacts(tags: readonly RawTag[], type: FieldType, owner: st
     if (DOC_TAGS.has(tag.name)) continue;
     const handler = Object.hasOwn(HANDLERS, tag.name) ? HANDLERS[tag.name] : undefined;
     if (!handler) {
-      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: @email @min @max @numeric @default @unique @index @sensitive)`));
+      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: @email @min @max @numeric @default @unique @index @sensitive @renamedFrom)`));
       continue;
     }
     if (seen.has(tag.name)) {

@@ -58,7 +58,7 @@ describe('migration history', () => {
     const result = await buildOk({ schemaPath, outDir, name: 'history' });
     expect(result.migration?.path).toBe('migrations/0002_add_field_contact_vip.sql');
     const sql = readFileSync(join(outDir, result.migration!.path), 'utf8');
-    expect(sql).toContain('-- svc-gen migration 0002: add field Contact.vip (boolean, optional)\n\nalter table "contact" add column "vip" boolean;\n');
+    expect(sql).toContain('-- svc-gen migration 0002: add field Contact.vip (boolean, optional)\n\n-- step 1 transactional: add field Contact.vip\nalter table "contact" add column "vip" boolean;\n');
   });
 
   it('--check is green after a build and red after a schema edit, and writes nothing', async () => {
