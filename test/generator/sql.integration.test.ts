@@ -1,9 +1,10 @@
 /**
- * The generated SQL runs: migrations (each in its own transaction, as the
- * runner does) and projections, on the real Postgres.
+ * The generated SQL runs: migrations (step by step, each in the mode its step
+ * line names: test/helpers/steps.ts) and projections, on the real Postgres.
  */
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { applyMigration } from '../helpers/steps.ts';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,16 +18,6 @@ class Sql {
   }
   async query<T extends pg.QueryResultRow>(sql: string): Promise<{ rows: T[] }> {
     return this.client.query<T>(sql);
-  }
-  async transaction(work: (tx: Sql) => Promise<void>): Promise<void> {
-    await this.client.query('begin');
-    try {
-      await work(this);
-      await this.client.query('commit');
-    } catch (error) {
-      await this.client.query('rollback');
-      throw error;
-    }
   }
 }
 
@@ -51,9 +42,7 @@ async function applyProject(outDir: string): Promise<string> {
   const schema = `t${++schemaCount}`;
   await db.exec(`create schema ${schema}; set search_path to ${schema};`);
   for (const file of readdirSync(join(outDir, 'migrations')).sort()) {
-    await db.transaction(async (tx) => {
-      await tx.exec(readFileSync(join(outDir, 'migrations', file), 'utf8'));
-    });
+    await applyMigration(client, readFileSync(join(outDir, 'migrations', file), 'utf8'));
   }
   for (const file of readdirSync(join(outDir, 'projections')).sort()) {
     await db.exec(readFileSync(join(outDir, 'projections', file), 'utf8'));
@@ -91,9 +80,7 @@ describe('generated SQL', () => {
       writeFileSync(schemaPath, readFileSync(join(FIXTURES, 'history', v, 'schema.ts'), 'utf8'));
       const result = await buildOk({ schemaPath, outDir, name: 'history' });
       await db.exec(`set search_path to ${schema}`);
-      await db.transaction(async (tx) => {
-        await tx.exec(readFileSync(join(outDir, result.migration!.path), 'utf8'));
-      });
+      await applyMigration(client, readFileSync(join(outDir, result.migration!.path), 'utf8'));
     }
     const contact = await db.query(`select "stage", "vip" from "contact"`);
     expect(contact.rows).toEqual([{ stage: 'lead', vip: null }]);

@@ -1,0 +1,212 @@
+/**
+ * Each change kind becomes its online-safe steps (docs/migrations.md): the
+ * kinds and their order, per change, from fixtures/history v3 plus one edit.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { build } from '../../generator/index.ts';
+import { contractOf, parseSteps } from '../helpers/steps.ts';
+import { buildOk, copySchema, tempDir } from './helpers.ts';
+
+function edit(path: string, from: string, to: string): void {
+  const text = readFileSync(path, 'utf8');
+  if (!text.includes(from)) throw new Error(`fixture does not contain ${from}`);
+  writeFileSync(path, text.replace(from, to));
+}
+
+async function afterEdit(edits: [string, string][], allowDestructive = false) {
+  const schemaPath = copySchema('history/v3');
+  const outDir = tempDir('steps');
+  await buildOk({ schemaPath, outDir, name: 'history' });
+  for (const [from, to] of edits) edit(schemaPath, from, to);
+  const result = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive });
+  const read = (m: { path: string } | null | undefined) => (m ? readFileSync(join(outDir, m.path), 'utf8') : null);
+  return { expand: read(result.migration), contract: read(result.contract), result };
+}
+
+const outline = (text: string | null) => (text === null ? null : parseSteps(text).map((s) => `${s.kind}${s.table ? ` ${s.table}` : ''}: ${s.description}`));
+
+const CONTACT_END = '  /** @default \'lead\' */\n  stage: Stage;\n';
+
+const CASES: { name: string; edits: [string, string][]; expand: string[] | null; contract?: string[]; destructive?: boolean }[] = [
+  { name: 'add an optional field', edits: [[CONTACT_END, `${CONTACT_END}  phone?: string;\n`]], expand: ['transactional: add field Contact.phone'] },
+  {
+    name: 'add a required field with a default',
+    edits: [[CONTACT_END, `${CONTACT_END}  /** @default 1 */\n  score: number;\n`]],
+    expand: ['transactional: add field Contact.score'],
+  },
+  {
+    name: 'add an enum field',
+    edits: [[CONTACT_END, `${CONTACT_END}  /** @default 'lead' */\n  origin: Stage;\n`]],
+    expand: ['transactional: add field Contact.origin', 'online: validate the values of Contact.origin'],
+  },
+  {
+    name: 'add a reference to an existing table',
+    edits: [['  probability: number;\n', '  probability: number;\n  owner?: Contact;\n']],
+    expand: [
+      'transactional: add field Deal.owner',
+      'online: add index on Deal.owner (owner_id)',
+      'transactional: reference Contact from Deal.owner, for new rows only',
+      'online: validate the reference Deal.owner',
+    ],
+  },
+  {
+    name: 'add a model',
+    edits: [
+      ['export default', 'export interface Task {\n  id: string;\n  /** @index */\n  due: Date;\n  deal?: Deal;\n}\n\nexport default'],
+      ['    Deal: {', '    Task: {},\n    Deal: {'],
+    ],
+    expand: ['transactional: add model Task (a new, empty table and its indexes)', 'transactional: reference Deal from Task.deal (a new, empty table)'],
+  },
+  { name: 'add @index', edits: [['  title: string;', '  /** @index */\n  title: string;']], expand: ['online: add index on Deal.title (tenant_id, title, id)'] },
+  { name: 'remove @index', edits: [['  /** @index */\n  amount?: number;', '  amount?: number;']], expand: ['online: drop index on Deal.amount ("deal_amount_tidx")'] },
+  {
+    name: 'add @unique',
+    edits: [['  title: string;', '  /** @unique */\n  title: string;']],
+    expand: ['preflight: no duplicates for the unique on Deal.title', 'online: add unique on Deal.title (tenant_id, title)'],
+  },
+  { name: 'remove @unique', edits: [['/** @email @unique */', '/** @email */']], expand: ['online: drop unique on Contact.email ("contact_email_tkey")'] },
+  {
+    name: 'make a field required (with a default)',
+    edits: [['  /** @default false */\n  vip?: boolean;', '  /** @default false */\n  vip: boolean;']],
+    destructive: true,
+    expand: [
+      'backfill contact: set Contact.vip to its default where it is null',
+      'transactional: check Contact.vip is not null, for new rows only',
+      'online: validate Contact.vip is not null',
+      'transactional: set Contact.vip not null (the validated check spares the scan) and drop the check',
+    ],
+  },
+  {
+    name: 'make a field required and give it a default',
+    edits: [['  title: string;\n  /** @index */\n  amount?: number;', '  title: string;\n  /** @index @default 0 */\n  amount: number;']],
+    destructive: true,
+    expand: [
+      'transactional: set the default of Deal.amount',
+      'backfill deal: set Deal.amount to its default where it is null',
+      'transactional: check Deal.amount is not null, for new rows only',
+      'online: validate Deal.amount is not null',
+      'transactional: set Deal.amount not null (the validated check spares the scan) and drop the check',
+    ],
+  },
+  { name: 'make a field optional', edits: [['  title: string;', '  title?: string;']], expand: ['transactional: make Deal.title optional'] },
+  { name: 'drop a default', edits: [['  /** @default false */\n  vip?: boolean;', '  vip?: boolean;']], expand: ['transactional: drop the default of Contact.vip'] },
+  {
+    name: 'add an enum value',
+    edits: [["'lead' | 'qualified' | 'won'", "'lead' | 'qualified' | 'won' | 'lost'"]],
+    expand: ['transactional: replace the allowed values of Contact.stage', 'online: validate the values of Contact.stage'],
+  },
+  {
+    name: 'an enum becomes a string (in place)',
+    edits: [['  stage: Stage;', '  stage: string;']],
+    expand: ['transactional: change type of Contact.stage in place (same column type, no rewrite)'],
+  },
+  {
+    name: 'a string becomes an enum (in place)',
+    edits: [['  title: string;', "  title: 'a' | 'b';"]],
+    destructive: true,
+    expand: ['transactional: change type of Deal.title in place (same column type, no rewrite)', 'online: validate the values of Deal.title'],
+  },
+  {
+    name: 'drop an optional field',
+    edits: [['  /** @default false */\n  vip?: boolean;\n', '']],
+    destructive: true,
+    expand: null,
+    contract: ['transactional: drop field Contact.vip'],
+  },
+  {
+    name: 'drop a required field',
+    edits: [['  title: string;\n', '']],
+    destructive: true,
+    expand: ['transactional: let Deal.title be null until the contract drops it'],
+    contract: ['transactional: drop field Deal.title'],
+  },
+  {
+    name: 'rename a field (@renamedFrom)',
+    edits: [['  title: string;', '  /** @renamedFrom("title") */\n  name: string;']],
+    expand: [
+      'transactional: add column "name" for Deal.name, kept in step with "title" by a trigger',
+      'backfill deal: copy "title" into "name"',
+      'transactional: check Deal.name is not null, for new rows only',
+      'online: validate Deal.name is not null',
+      'transactional: set Deal.name not null (the validated check spares the scan) and drop the check',
+    ],
+    contract: ['transactional: drop the trigger and the old column "title" of Deal.name'],
+  },
+  {
+    name: 'change a type that rewrites (number -> string)',
+    edits: [['  /** @index */\n  amount?: number;', '  /** @index */\n  amount?: string;']],
+    expand: [
+      'transactional: add column "amount_v2" for Deal.amount, kept in step with "amount" by a trigger',
+      'backfill deal: copy "amount" into "amount_v2"',
+      'online: add index on Deal.amount (tenant_id, amount_v2, id)',
+    ],
+    contract: ['transactional: drop the trigger and the old column "amount" of Deal.amount'],
+  },
+];
+
+describe('steps per change kind', () => {
+  it.each(CASES)('$name', async ({ edits, expand, contract, destructive }) => {
+    if (destructive) {
+      const schemaPath = copySchema('history/v3');
+      const outDir = tempDir('steps-refused');
+      await buildOk({ schemaPath, outDir, name: 'history' });
+      for (const [from, to] of edits) edit(schemaPath, from, to);
+      const refused = await build({ schemaPath, outDir, name: 'history' });
+      expect(refused).toMatchObject({ ok: false, diagnostics: [expect.objectContaining({ code: 'DESTRUCTIVE_CHANGE' })] });
+    }
+    const files = await afterEdit(edits, destructive);
+    const [first, second] = expand === null ? [files.expand, null] : [files.expand, files.contract];
+    if (expand === null) {
+      expect(outline(first)).toEqual(contract);
+      expect(contractOf(first!)).toBe('0001');
+      return;
+    }
+    expect(outline(first)).toEqual(expand);
+    expect(first).not.toMatch(/^-- contract of/m);
+    expect(outline(second)).toEqual(contract ?? null);
+    if (second) {
+      expect(contractOf(second)).toBe(files.result.migration!.path.slice('migrations/'.length, 'migrations/'.length + 4));
+      expect(first).toContain(`-- expand: ${contractOf(second) === '0002' ? '0003' : '?'} is its contract`);
+    }
+  });
+
+  it('never guesses a rename: a field removed and one added is a drop and an add', async () => {
+    const { expand, contract } = await afterEdit([['  title: string;', '  name?: string;']], true);
+    expect(outline(expand)).toEqual(['transactional: add field Deal.name', 'transactional: let Deal.title be null until the contract drops it']);
+    expect(outline(contract)).toEqual(['transactional: drop field Deal.title']);
+  });
+
+  it('a rename keeps working on later builds: the tag left in place changes nothing', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-rename');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    edit(schemaPath, '  title: string;', '  /** @renamedFrom("title") */\n  name: string;');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    const again = await buildOk({ schemaPath, outDir, name: 'history' });
+    expect(again.migration).toBeNull();
+    expect(again.written).toEqual([]);
+  });
+
+  it('a retyped field keeps its new column on later builds, and moves again on the next rewrite', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-retype');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    edit(schemaPath, '  amount?: number;', '  amount?: string;');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    expect((await buildOk({ schemaPath, outDir, name: 'history' })).written).toEqual([]);
+    edit(schemaPath, '  amount?: string;', '  amount?: boolean;');
+    const third = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive: true });
+    expect(readFileSync(join(outDir, third.migration!.path), 'utf8')).toContain('add column "amount_v3" boolean;');
+  });
+
+  it('@renamedFrom names a field that is gone', async () => {
+    const schemaPath = copySchema('history/v3');
+    edit(schemaPath, '  title: string;', '  /** @renamedFrom("amount") */\n  title: string;');
+    const result = await build({ schemaPath, outDir: tempDir('steps-bad-rename'), name: 'history' });
+    expect(result).toMatchObject({ ok: false, diagnostics: [expect.objectContaining({ code: 'BAD_TAG_VALUE' })] });
+    if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
+    expect(result.diagnostics[0].message).toContain('Deal.amount is still declared');
+  });
+});
