@@ -41,7 +41,7 @@ export type BuildResult =
       /** The migration this build added, with its changes in words (the expand half of a pair). */
       readonly migration: { readonly path: string; readonly summary: readonly string[] } | null;
       /** The contract half (drops, old columns), applied by the runner once no older build runs. */
-      readonly contract?: { readonly path: string; readonly summary: readonly string[] } | null;
+      readonly contract: { readonly path: string; readonly summary: readonly string[] } | null;
     }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] }
   | {

@@ -75,7 +75,7 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
   if (!migrations.ok) return migrations;
   const files = new Map<string, string>([
     ...migrations.value.map((m) => [m.path, m.content] as const),
-    ['schema.snapshot.json', stableStringify({ ...(toSnapshot(ir) as object), layout: CURRENT_LAYOUT })],
+    ['schema.snapshot.json', snapshotFile(ir)],
     ['schema.ts', input.schemaSource],
     ['access.ts', emitAccess(ir, schemaFile)],
     ['models.ts', emitModels(ir, schemaFile)],
@@ -95,6 +95,14 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
   const sorted = new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const [first, second] = migrations.value.map(({ path, summary }) => ({ path, summary }));
   return { ok: true, value: { files: sorted, obsolete, migration: first ?? null, contract: second ?? null } };
+}
+
+/**
+ * `schema.snapshot.json`: the runtime's canonical snapshot of the IR, plus the
+ * index layout its database has (`layout`, the generator's alone: ADR 020).
+ */
+export function snapshotFile(ir: SchemaIR): string {
+  return stableStringify({ ...(toSnapshot(ir) as object), layout: CURRENT_LAYOUT });
 }
 
 /** Generated projection files whose model is gone. */

@@ -201,6 +201,18 @@ describe('steps per change kind', () => {
     expect(readFileSync(join(outDir, third.migration!.path), 'utf8')).toContain('add column "amount_v3" boolean;');
   });
 
+  it('a snapshot of an index layout this svc-gen does not know is refused, naming the snapshot', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-layout');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    const snapshot = join(outDir, 'schema.snapshot.json');
+    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 2', '"layout": 3'));
+    const result = await build({ schemaPath, outDir, name: 'history' });
+    if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: 'BAD_SNAPSHOT' })]);
+    expect(result.diagnostics[0].message).toContain('unsupported index layout 3');
+  });
+
   it('@renamedFrom names a field that is gone', async () => {
     const schemaPath = copySchema('history/v3');
     edit(schemaPath, '  title: string;', '  /** @renamedFrom("amount") */\n  title: string;');

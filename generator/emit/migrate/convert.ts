@@ -77,7 +77,7 @@ const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
     // Every @default is a literal: Postgres 11+ keeps a constant default in the catalog, so this rewrites no row.
     return [transactional(`add field ${where(c)}`, `${alter(table)} add column ${columnDefinition(field)};`, ...check.add), ...check.validate];
   },
-  dropColumn: ({ table, field, ...c }) => [transactional(`drop field ${c.model}.${field.name}`, `${alter(table)} drop column ${q(field.column!)};`)],
+  dropColumn: (c) => [transactional(`drop field ${where(c)}`, `${alter(c.table)} drop column ${q(c.field.column!)};`)],
   releaseColumn: (c) => [transactional(`let ${where(c)} be null until the contract drops it`, `${alter(c.table)} alter column ${q(c.field.column!)} drop not null;`)],
   alterType: (c) => {
     const { table, from, field } = c;
