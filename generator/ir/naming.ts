@@ -49,7 +49,7 @@ export function tenantUniqueIndexName(table: string, column: string): string {
 
 /** `(tenant_id, id)`: a tenant's default list order. */
 export function tenantListIndexName(table: string): string {
-  return pgIdentifier(`${table}_tenant_tidx`);
+  return pgIdentifier(`${table}_tenant_id_tidx`);
 }
 
 /** The transient `check (c is not null)` that lets `set not null` skip its scan. */

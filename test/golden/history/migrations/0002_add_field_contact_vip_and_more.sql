@@ -26,7 +26,7 @@ create table "deal" (
   "amount" double precision,
   "company_id" text not null
 );
-create index "deal_tenant_tidx" on "deal" ("tenant_id", "id");
+create index "deal_tenant_id_tidx" on "deal" ("tenant_id", "id");
 create index "deal_company_id_idx" on "deal" ("company_id");
 
 -- step 5 preflight: no duplicates for the unique on Contact.email
