@@ -152,6 +152,22 @@ describe('online-safe steps on tables with rows', { timeout: 60_000 }, () => {
   });
 });
 
+describe('tenant-leading indexes serve a tenant\'s ordered page', { timeout: 60_000 }, () => {
+  it('a page ordered by an @index field is an index walk over that tenant\'s rows, with no sort', async () => {
+    await historyProject();
+    await exec(`insert into "deal" ("id", "tenant_id", "title", "company_id", "amount")
+      select 'd' || lpad(i::text, 6, '0'), 't' || (i % 200), 'x', 'c1', (i * 7919) % 1000 from generate_series(1, 20000) i`);
+    await exec('analyze "deal"');
+    // The shape runtime/records/read.ts writes: tenant scope, live rows, order by the field then id, keyset limit.
+    const [{ 'QUERY PLAN': plan }] = await rows<{ 'QUERY PLAN': unknown }>(`explain (format json)
+      select * from "deal" t where t."deleted_at" is null and t."tenant_id" = 't7'
+       order by t."amount" asc nulls last, t."id" asc nulls last limit 21`);
+    const text = JSON.stringify(plan);
+    expect(text).toContain('"Index Name":"deal_amount_tidx"');
+    expect(text).not.toContain('"Node Type":"Sort"');
+  });
+});
+
 /** Index definitions of the current schema, without the schema name, by table. */
 async function indexDefinitions(): Promise<string[]> {
   const found = await rows<{ def: string; valid: boolean }>(`
