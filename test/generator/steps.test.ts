@@ -2,12 +2,12 @@
  * Each change kind becomes its online-safe steps (docs/migrations.md): the
  * kinds and their order, per change, from fixtures/history v3 plus one edit.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../generator/index.ts';
 import { contractOf, parseSteps } from '../helpers/steps.ts';
-import { buildOk, copySchema, tempDir } from './helpers.ts';
+import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
 
 function edit(path: string, from: string, to: string): void {
   const text = readFileSync(path, 'utf8');
@@ -199,6 +199,29 @@ describe('steps per change kind', () => {
     edit(schemaPath, '  amount?: string;', '  amount?: boolean;');
     const third = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive: true });
     expect(readFileSync(join(outDir, third.migration!.path), 'utf8')).toContain('add column "amount_v3" boolean;');
+  });
+
+  it('a project built before index layout 2 gets each new index concurrently, then each old one dropped concurrently', async () => {
+    const outDir = tempDir('steps-layout-1');
+    cpSync(join(FIXTURES, 'layout-1', 'history'), outDir, { recursive: true });
+    const result = await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' });
+    const text = readFileSync(join(outDir, result.migration!.path), 'utf8');
+    expect(result.migration!.summary).toEqual(['Company', 'Contact', 'Deal'].map((m) => `lead the indexes of ${m} with tenant_id (index layout 2)`));
+    expect(outline(text)).toEqual([
+      'online: add tenant index of Company (tenant_id, id)',
+      'online: add tenant index of Contact (tenant_id, id)',
+      'preflight: no duplicates for the unique on Contact.email',
+      'online: add unique on Contact.email (tenant_id, email)',
+      'online: add tenant index of Deal (tenant_id, id)',
+      'online: add index on Deal.amount (tenant_id, amount, id)',
+      'online: drop tenant index of Company ("company_tenant_id_idx")',
+      'online: drop tenant index of Contact ("contact_tenant_id_idx")',
+      'online: drop unique on Contact.email ("contact_email_key")',
+      'online: drop tenant index of Deal ("deal_tenant_id_idx")',
+      'online: drop index on Deal.amount ("deal_amount_idx")',
+    ]);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(2);
+    expect((await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' })).migration).toBeNull();
   });
 
   it('a snapshot of an index layout this svc-gen does not know is refused, naming the snapshot', async () => {
