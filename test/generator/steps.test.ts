@@ -236,6 +236,18 @@ describe('steps per change kind', () => {
     expect(result.diagnostics[0].message).toContain('unsupported index layout 3');
   });
 
+  it('@renamedFrom onto a name the previous schema already has is refused (which column holds what?)', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-swap');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    edit(schemaPath, '  title: string;', '  /** @renamedFrom("probability") */\n  title: string;');
+    edit(schemaPath, '  /** @default 0 */\n  probability: number;\n', '');
+    const result = await build({ schemaPath, outDir, name: 'history', allowDestructive: true });
+    if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
+    expect(result.diagnostics.map((d) => d.code)).toEqual(['BAD_TAG_VALUE']);
+    expect(result.diagnostics[0].message).toContain('rename one field per build');
+  });
+
   it('@renamedFrom names a field that is gone', async () => {
     const schemaPath = copySchema('history/v3');
     edit(schemaPath, '  title: string;', '  /** @renamedFrom("amount") */\n  title: string;');

@@ -43,7 +43,7 @@ export interface MigrationFile {
 /** The expand (or only) file, then the contract file when there is one. */
 export function emitMigrations(input: MigrationInput): Result<MigrationFile[]> {
   const changes = diffSchemas(input);
-  const diagnostics = refusals(changes, input);
+  const diagnostics = [...renameProblems(input), ...refusals(changes, input)];
   if (diagnostics.length > 0) return { ok: false, diagnostics };
   const expand = changes.filter((c) => !CONTRACT[c.kind]);
   const contract = changes.filter((c) => CONTRACT[c.kind]);
@@ -68,6 +68,21 @@ function refusals(changes: readonly Change[], input: MigrationInput): Diagnostic
     }
   }
   return out;
+}
+
+/**
+ * A `@renamedFrom` whose old name and new name both exist in the previous
+ * snapshot (a swap, or a name reused) cannot say which column holds what.
+ */
+function renameProblems(input: MigrationInput): Diagnostic[] {
+  const before = new Map((input.previous?.models ?? []).map((m) => [m.name, new Set(m.fields.map((f) => f.name))]));
+  return [...input.renames].flatMap(([where, from]) => {
+    const [model, field] = where.split('.');
+    const names = before.get(model);
+    if (!names?.has(field) || !names.has(from)) return [];
+    const message = `@renamedFrom("${from}") on ${where}: the previous schema has both ${model}.${from} and ${where}; rename one field per build (remove the tag once built)`;
+    return [diagnostic('BAD_TAG_VALUE', input.locate(model, field), message)];
+  });
 }
 
 function locateChange(change: Change, input: MigrationInput): SourceLocation {
