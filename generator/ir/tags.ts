@@ -3,6 +3,7 @@
  * field's type; a misfit is a diagnostic on the tag's own line.
  */
 import type { FieldType, Literal, Validation } from '../../runtime/ir/types.ts';
+import type { FieldTag } from '../../schema/index.ts';
 import { diagnostic, type Diagnostic } from '../diagnostics.ts';
 import type { RawTag } from '../parse/index.ts';
 import { fitDefault } from './literal.ts';
@@ -45,21 +46,12 @@ const bound = (key: 'min' | 'max'): Handler => (tag, type, facts) => {
   return null;
 };
 
-const HANDLERS: Record<string, Handler> = {
+/** One handler per tag the schema language documents (schema/index.ts `FieldTag`). */
+const HANDLERS: Record<FieldTag, Handler> = {
   email: flag(isString, 'string fields', (f) => (f.validation.email = true)),
-  numeric: flag(isString, 'string fields', (f) => (f.validation.numeric = true)),
-  unique: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.unique = true)),
-  index: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.index = true)),
-  sensitive: flag(() => true, 'any field', (f) => (f.sensitive = true)),
   min: bound('min'),
   max: bound('max'),
-  renamedFrom: (tag, type, facts) => {
-    const name = /^\(?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*\)?$/.exec(tag.value)?.[2];
-    if (!name) return `needs the field's previous name, e.g. @renamedFrom("oldName") (found "${tag.value}")`;
-    if (!isColumnar(type) && type.kind !== 'embed' && type.kind !== 'list') return 'applies only to fields stored in a column';
-    facts.renamedFrom = name;
-    return null;
-  },
+  numeric: flag(isString, 'string fields', (f) => (f.validation.numeric = true)),
   default: (tag, type, facts) => {
     if (tag.value === '') return 'needs a value';
     const fit = fitDefault(tag.value, type);
@@ -67,7 +59,19 @@ const HANDLERS: Record<string, Handler> = {
     facts.default = fit.value;
     return null;
   },
+  unique: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.unique = true)),
+  index: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.index = true)),
+  sensitive: flag(() => true, 'any field', (f) => (f.sensitive = true)),
+  renamedFrom: (tag, type, facts) => {
+    const name = /^\(?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*\)?$/.exec(tag.value)?.[2];
+    if (!name) return `needs the field's previous name, e.g. @renamedFrom("oldName") (found "${tag.value}")`;
+    if (!isColumnar(type) && type.kind !== 'embed' && type.kind !== 'list') return 'applies only to fields stored in a column';
+    facts.renamedFrom = name;
+    return null;
+  },
 };
+
+const KNOWN = Object.keys(HANDLERS).map((t) => `@${t}`).join(' ');
 
 const CODE_FOR: Record<string, Diagnostic['code']> = { default: 'BAD_DEFAULT' };
 
@@ -76,9 +80,9 @@ export function readTagFacts(tags: readonly RawTag[], type: FieldType, owner: st
   const seen = new Set<string>();
   for (const tag of tags) {
     if (DOC_TAGS.has(tag.name)) continue;
-    const handler = Object.hasOwn(HANDLERS, tag.name) ? HANDLERS[tag.name] : undefined;
+    const handler = Object.hasOwn(HANDLERS, tag.name) ? HANDLERS[tag.name as FieldTag] : undefined;
     if (!handler) {
-      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: @email @min @max @numeric @default @unique @index @sensitive @renamedFrom)`));
+      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: ${KNOWN})`));
       continue;
     }
     if (seen.has(tag.name)) {
