@@ -70,20 +70,25 @@ describe('generated SQL', () => {
     await db.exec(`insert into "ticket_projection" ("id", "user", "priority") values ('t1', 'u1', 'high')`);
   });
 
-  it('history: v1 -> v2 -> v3 apply in order on existing rows', async () => {
+  it('history: v1 -> v4 apply in order on existing rows, the v4 rename and type change by expand/contract', async () => {
     const schemaPath = copySchema('history/v1');
     const outDir = tempDir('sql-history');
     await buildOk({ schemaPath, outDir, name: 'history' });
     const schema = await applyProject(outDir);
     await db.exec(`insert into "company" ("id", "name") values ('c1', 'Acme'); insert into "contact" ("id", "name", "email", "company_id") values ('p1', 'Ann', 'a@x.io', 'c1')`);
-    for (const v of ['v2', 'v3']) {
+    for (const v of ['v2', 'v3', 'v4']) {
       writeFileSync(schemaPath, readFileSync(join(FIXTURES, 'history', v, 'schema.ts'), 'utf8'));
       const result = await buildOk({ schemaPath, outDir, name: 'history' });
       await db.exec(`set search_path to ${schema}`);
-      await applyMigration(client, readFileSync(join(outDir, result.migration!.path), 'utf8'));
+      for (const file of [result.migration, result.contract]) {
+        if (file) await applyMigration(client, readFileSync(join(outDir, file.path), 'utf8'));
+      }
+      if (v === 'v3') await db.exec(`insert into "deal" ("id", "title", "amount", "company_id") values ('d1', 'Big', 12.5, 'c1')`);
     }
     const contact = await db.query(`select "stage", "vip" from "contact"`);
     expect(contact.rows).toEqual([{ stage: 'lead', vip: null }]);
     await db.exec(`update "contact" set "stage" = 'won'`);
+    const deal = await db.query(`select "name", "amount_v2" from "deal"`);
+    expect(deal.rows).toEqual([{ name: 'Big', amount_v2: '12.5' }]);
   });
 });

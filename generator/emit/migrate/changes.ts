@@ -36,13 +36,15 @@ export type Change =
   | ({ readonly kind: 'setRequired' } & OnField)
   | ({ readonly kind: 'dropRequired' } & OnField)
   | ({ readonly kind: 'setDefault' } & OnField)
-  /** `layout`: the index exists because the index layout changed, not the schema. */
-  | { readonly kind: 'addIndex'; readonly model: string; readonly index: IndexDef; readonly layout: boolean }
-  | { readonly kind: 'dropIndex'; readonly model: string; readonly index: IndexDef; readonly layout: boolean }
+  | { readonly kind: 'addIndex'; readonly model: string; readonly index: IndexDef; readonly reason: IndexReason }
+  | { readonly kind: 'dropIndex'; readonly model: string; readonly index: IndexDef; readonly reason: IndexReason }
   /** Names the layout switch of a model's indexes in the header; its steps are the addIndex/dropIndex changes. */
   | { readonly kind: 'relayout'; readonly model: string }
   /** Added after every table of the migration exists, so relations may point forward or in cycles. */
   | ({ readonly kind: 'addForeignKey'; readonly newTable: boolean } & OnField);
+
+/** Why an index comes or goes: a tag changed, the index layout changed, or its column is new (named by the column's own change). */
+export type IndexReason = 'tag' | 'layout' | 'column';
 
 export type ChangeKind = Change['kind'];
 export type ChangeOf<K extends ChangeKind> = Extract<Change, { kind: K }>;
@@ -130,8 +132,8 @@ const SUMMARY: { [K in ChangeKind]: Describe<K> } = {
   setRequired: (c) => `make ${where(c)} required`,
   dropRequired: (c) => `make ${where(c)} optional`,
   setDefault: (c) => (c.field.default === undefined ? `drop default of ${where(c)}` : `set default of ${where(c)} to ${sqlLiteral(c.field.default)}`),
-  addIndex: (c) => (c.layout ? null : `add ${c.index.what}`),
-  dropIndex: (c) => (c.layout ? null : `drop ${c.index.what}`),
+  addIndex: (c) => (c.reason === 'tag' ? `add ${c.index.what}` : null),
+  dropIndex: (c) => (c.reason === 'tag' ? `drop ${c.index.what}` : null),
   relayout: (c) => `lead the indexes of ${c.model} with tenant_id (index layout 2)`,
   addForeignKey: () => null,
 };

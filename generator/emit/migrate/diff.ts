@@ -1,6 +1,6 @@
 /** Compares the previous snapshot's IR with the new IR; returns the changes in run order. */
 import type { Field, FieldKind, FieldType, Model, SchemaIR } from '../../../runtime/ir/types.ts';
-import { PHASE, type Change } from './changes.ts';
+import { PHASE, type Change, type IndexReason } from './changes.ts';
 import { CURRENT_LAYOUT, indexesOf, type Layout } from './indexes.ts';
 
 export interface DiffInput {
@@ -97,14 +97,18 @@ function diffIndexes(old: Model, model: Model, layout: Layout): Change[] {
   const wanted = indexesOf(model, CURRENT_LAYOUT);
   const wantedNames = new Set(wanted.map((i) => i.name));
   const sameSchema = new Set(indexesOf(old, CURRENT_LAYOUT).map((i) => i.name));
+  const oldColumns = new Set(old.fields.map((f) => f.column));
   const columns = new Set(model.fields.map((f) => f.column));
   const changes: Change[] = layout < CURRENT_LAYOUT ? [{ kind: 'relayout', model: model.name }] : [];
   for (const index of wanted) {
-    if (!had.has(index.name)) changes.push({ kind: 'addIndex', model: model.name, index, layout: sameSchema.has(index.name) });
+    if (had.has(index.name)) continue;
+    const reason: IndexReason = index.field && !oldColumns.has(index.field.column) ? 'column' : sameSchema.has(index.name) ? 'layout' : 'tag';
+    changes.push({ kind: 'addIndex', model: model.name, index, reason });
   }
   for (const index of had.values()) {
     if (wantedNames.has(index.name) || (index.field && !columns.has(index.field.column))) continue;
-    changes.push({ kind: 'dropIndex', model: model.name, index, layout: !sameSchema.has(index.name) && layout < CURRENT_LAYOUT });
+    const reason: IndexReason = !sameSchema.has(index.name) && layout < CURRENT_LAYOUT ? 'layout' : 'tag';
+    changes.push({ kind: 'dropIndex', model: model.name, index, reason });
   }
   return changes;
 }
