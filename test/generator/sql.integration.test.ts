@@ -1,10 +1,10 @@
 /**
- * The generated SQL runs: migrations (step by step, each in the mode its step
- * line names: test/helpers/steps.ts) and projections, on the real Postgres.
+ * The generated SQL runs: migrations (by the real runner, each step in the
+ * mode its step line names) and projections, on the real Postgres.
  */
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { applyMigration } from '../helpers/steps.ts';
+import { deployment, type Deployment } from '../helpers/deploy.ts';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,7 @@ let database: TestDatabase;
 let client: pg.Client;
 let db: Sql;
 let schemaCount = 0;
+const deployments: Deployment[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -33,21 +34,24 @@ beforeAll(async () => {
   db = new Sql(client);
 });
 afterAll(async () => {
+  for (const d of deployments.splice(0)) await d.close();
   await client.end();
   await database.drop();
 });
 
+const filesOf = (outDir: string) => readdirSync(join(outDir, 'migrations')).sort().map((f) => join(outDir, 'migrations', f));
+
 /** A fresh Postgres schema per project so the fixtures do not collide. */
-async function applyProject(outDir: string): Promise<string> {
+async function applyProject(outDir: string): Promise<Deployment> {
   const schema = `t${++schemaCount}`;
   await db.exec(`create schema ${schema}; set search_path to ${schema};`);
-  for (const file of readdirSync(join(outDir, 'migrations')).sort()) {
-    await applyMigration(client, readFileSync(join(outDir, 'migrations', file), 'utf8'));
-  }
+  const deployed = deployment(database.url, schema);
+  deployments.push(deployed);
+  await deployed.migrate(filesOf(outDir));
   for (const file of readdirSync(join(outDir, 'projections')).sort()) {
     await db.exec(readFileSync(join(outDir, 'projections', file), 'utf8'));
   }
-  return schema;
+  return deployed;
 }
 
 describe('generated SQL', () => {
@@ -74,15 +78,13 @@ describe('generated SQL', () => {
     const schemaPath = copySchema('history/v1');
     const outDir = tempDir('sql-history');
     await buildOk({ schemaPath, outDir, name: 'history' });
-    const schema = await applyProject(outDir);
+    const deployed = await applyProject(outDir);
     await db.exec(`insert into "company" ("id", "name") values ('c1', 'Acme'); insert into "contact" ("id", "name", "email", "company_id") values ('p1', 'Ann', 'a@x.io', 'c1')`);
     for (const v of ['v2', 'v3', 'v4']) {
       writeFileSync(schemaPath, readFileSync(join(FIXTURES, 'history', v, 'schema.ts'), 'utf8'));
       const result = await buildOk({ schemaPath, outDir, name: 'history' });
-      await db.exec(`set search_path to ${schema}`);
-      for (const file of [result.migration, result.contract]) {
-        if (file) await applyMigration(client, readFileSync(join(outDir, file.path), 'utf8'));
-      }
+      const files = [result.migration, result.contract].flatMap((m) => (m ? [join(outDir, m.path)] : []));
+      expect((await deployed.migrate(files)).applied).toHaveLength(files.length);
       if (v === 'v3') await db.exec(`insert into "deal" ("id", "title", "amount", "company_id") values ('d1', 'Big', 12.5, 'c1')`);
     }
     const contact = await db.query(`select "stage", "vip" from "contact"`);

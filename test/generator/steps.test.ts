@@ -6,7 +6,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../generator/index.ts';
-import { contractOf, parseSteps } from '../helpers/steps.ts';
+import { parseMigration } from '../../runtime/db/migrate/index.ts';
 import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
 
 function edit(path: string, from: string, to: string): void {
@@ -25,7 +25,9 @@ async function afterEdit(edits: [string, string][], allowDestructive = false) {
   return { expand: read(result.migration), contract: read(result.contract), result };
 }
 
-const outline = (text: string | null) => (text === null ? null : parseSteps(text).map((s) => `${s.kind}${s.table ? ` ${s.table}` : ''}: ${s.description}`));
+/** Each step as the runner reads it: `kind[ table]: description`. */
+const outline = (text: string | null) => (text === null ? null : parseMigration(text).steps.map((s) => `${s.kind}${s.table ? ` ${s.table}` : ''}: ${s.description}`));
+const contractOf = (text: string) => parseMigration(text).contractOf;
 
 const CONTACT_END = '  /** @default \'lead\' */\n  stage: Stage;\n';
 
