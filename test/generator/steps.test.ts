@@ -174,6 +174,12 @@ describe('steps per change kind', () => {
     }
   });
 
+  it('a required field dropped: the expand says why it relaxes the column, the contract drops it', async () => {
+    const { result } = await afterEdit([['  title: string;\n', '']], true);
+    expect(result.migration!.path).toBe('migrations/0002_let_deal_title_be_null_until_the_contract_drops_it.sql');
+    expect(result.contract!.path).toBe('migrations/0003_contract_drop_field_deal_title.sql');
+  });
+
   it('never guesses a rename: a field removed and one added is a drop and an add', async () => {
     const { expand, contract } = await afterEdit([['  title: string;', '  name?: string;']], true);
     expect(outline(expand)).toEqual(['transactional: add field Deal.name', 'transactional: let Deal.title be null until the contract drops it']);
