@@ -8,7 +8,9 @@
  *
  * All are transaction-scoped (`pg_advisory_xact_lock`, `pg_try_advisory_xact_lock`),
  * so they work through a transaction pooler (the migrations' lock too, since
- * ADR 019: one short transaction per decision, claims for long steps).
+ * ADR 019: one short transaction per decision, claims for long steps), except
+ * the projection indexes' one, taken for a session on the direct connection
+ * (DatabaseOptions.directUrl).
  */
 export const LOCK_KEYS = {
   /** Migrations: each step's transaction and each claim of a step (runtime/db/migrate/store.ts). */
@@ -17,6 +19,8 @@ export const LOCK_KEYS = {
   history: 7_305_648_312_002,
   /** Projection rebuilds and refreshes (projections/). */
   projections: 7_305_648_312_003,
+  /** One instance at a time builds missing projection indexes (projections/indexes.ts: a session lock on the direct connection). */
+  projectionIndexes: 7_305_648_312_030,
   /** Each batch of the audit retention sweep (audit/retention.ts). */
   auditRetention: 7_305_648_312_012,
   /** Periodic tasks' tick claims (core/periodic.ts), one key each. */
