@@ -52,14 +52,17 @@ const count = async (pool: pg.Pool, text: string) => (await pool.query<{ n: numb
 
 /**
  * svc-gen's jobs, on an installed server: rows and their JobEnqueued events
- * written as POST /jobs would (time-ordered ids), drained over HTTP by `consumer`.
+ * written as POST /jobs would (time-ordered ids), drained over HTTP by
+ * `consumer`, from `server` (the service itself unless given: the per-job floor).
  */
-export function svcJobs(service: InstalledService, name: string, consumer: Record<string, string>): JobSystem {
+export function svcJobs(
+  service: InstalledService, name: string, consumer: Record<string, string>, server: { url: string; pid: number } = service,
+): JobSystem {
   const { pool } = service;
   return {
     name,
-    consumer: { WORKER_MODULE: INSTALLED_WORKER_MODULE, BASE_URL: service.url, ...consumer },
-    servers: [service.pid],
+    consumer: { WORKER_MODULE: INSTALLED_WORKER_MODULE, BASE_URL: server.url, ...consumer },
+    servers: [server.pid],
     backends: { database: service.database.name },
     seed: (jobs, beforeCommit) => inOneCommit(pool, async (client) => {
       const [jobPrefix, eventPrefix] = [newId().slice(0, 16), newId().slice(0, 16)]; // + 10 digits: 26, a ULID's length

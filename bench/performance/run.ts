@@ -229,7 +229,7 @@ async function enqueue(meter: CpuMeter, service: InstalledService, svcCpu: Pick<
 
 async function jobs(): Promise<void> {
   log('jobs: drains');
-  const { sdk, perJob, boss, graphile } = await benchDrains(log);
+  const { sdk, perJob, perJobFloor, boss, graphile } = await benchDrains(log);
   const row = 'drain';
   const drained = (summary: DrainSummary) => `CPU ${summary.cpuPerJob.toFixed(3)} ms/job; ${summary.runs.map((run) => run.jobs).join('/')} jobs, `
     + `shortest ${summary.shortestSeconds.toFixed(1)} s`;
@@ -238,7 +238,8 @@ async function jobs(): Promise<void> {
       ratio: { value: sdk.rate / graphile.rate, of: 'graphile-worker', target: 1 } },
     { row, system: 'svc-gen SDK / pg-boss', value: sdk.rate / boss.rate, unit: 'x', ratio: { value: sdk.rate / boss.rate, of: 'pg-boss', target: 1 } },
     { row, system: summaryName(perJob), value: perJob.rate, unit: 'jobs/s', detail: drained(perJob),
-      ratio: { value: perJob.rate / graphile.rate, of: 'graphile-worker' } },
+      ratio: { value: perJob.rate / perJobFloor.rate, of: 'its floor', target: 0.9 } },
+    { row, system: summaryName(perJobFloor), value: perJobFloor.rate, unit: 'jobs/s', detail: drained(perJobFloor) },
     { row, system: summaryName(boss), value: boss.rate, unit: 'jobs/s', detail: drained(boss) },
     { row, system: summaryName(graphile), value: graphile.rate, unit: 'jobs/s', detail: drained(graphile) },
   );
