@@ -31,13 +31,15 @@ const READY_TIMEOUT_MS = 120_000;
 export function spawnChild(args: readonly string[], env: NodeJS.ProcessEnv, label: string, readyUrl?: string): Promise<Child> {
   const child = spawn(process.execPath, args, { env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let settled = false;
   child.stderr!.on('data', (chunk: Buffer) => {
+    // Before it is ready its output is kept for the error; afterwards it is passed on (a floor's failed statement).
+    if (settled) return void process.stderr.write(`  [${label}] ${chunk.toString()}`);
     stderr += chunk.toString();
     if (stderr.length > 20_000) stderr = stderr.slice(-10_000);
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   return new Promise((resolve, reject) => {
-    let settled = false;
     const timer = setTimeout(() => fail(new Error(`${label}: not ready after ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
     const fail = (error: Error) => {
       if (settled) return;

@@ -76,8 +76,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /**
  * The targets side by side: a warm-up each, then ROUNDS rounds in which each
- * runs SECONDS / ROUNDS; req/s and CPU per request are the means over rounds,
- * p50 and p99 the medians.
+ * runs SECONDS / ROUNDS; req/s, CPU per request, p50 and p99 are the medians
+ * over the rounds.
  */
 async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connections: number): Promise<Measured[]> {
   const rounds: Array<Array<LoadResult & { cpu: number; requests: number }>> = targets.map(() => []);
@@ -95,9 +95,9 @@ async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connec
   return targets.map((target, i) => {
     const all = rounds[i];
     const result = {
-      rps: all.reduce((sum, r) => sum + r.rps, 0) / all.length, p50: median(all.map((r) => r.p50)), p99: median(all.map((r) => r.p99)),
+      rps: median(all.map((r) => r.rps)), p50: median(all.map((r) => r.p50)), p99: median(all.map((r) => r.p99)),
       errors: 0, non2xx: 0,
-      cpuMs: all.reduce((sum, r) => sum + r.cpu, 0) / all.reduce((sum, r) => sum + r.requests, 0),
+      cpuMs: median(all.map((r) => r.cpu / r.requests)),
     };
     log(`  ${target.name} c=${connections}: ${Math.round(result.rps)} req/s (rounds: ${all.map((r) => Math.round(r.rps)).join(', ')}), `
       + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request`);
