@@ -4,7 +4,8 @@
  * for a fixture's build, in a process of its own on a database of its own.
  * Needs `npm run build` first (the bench commands run it).
  */
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { TokenSigner } from '../../runtime/auth/index.ts';
 import type { Db } from '../../runtime/db/index.ts';
@@ -32,33 +33,36 @@ export const INSTALLED_WORKER_MODULE = join(REPO_ROOT, 'dist', 'worker', 'index.
 
 /**
  * `svc-gen start` for `fixture` (a fixtures/ folder name or a schema.ts path)
- * on a fresh database named `bench_svc_*` (dropped by stop()); `start` applies
- * the migrations. `env` adds to the server's environment.
+ * on a fresh database named `bench_svc_*`; `start` applies the migrations.
+ * stop() drops the database and removes the package's temporary folder. `env` adds to the server's environment.
  */
 export async function startInstalled(fixture: string, env: Record<string, string>): Promise<InstalledService> {
   if (!hasDist()) throw new Error('no dist/: run `npm run build` first');
   const dir = await buildFixture(fixture);
   const database = await createTestDatabase('bench_svc');
+  const bin = installedBin();
+  const removePackage = () => rmSync(dirname(dirname(bin)), { recursive: true, force: true });
   let server: Child | undefined;
   let pool: pg.Pool | undefined;
   try {
     const port = await freePort();
-    server = await spawnChild([installedBin(), 'start', dir], {
+    server = await spawnChild([bin, 'start', dir], {
       DATABASE_URL: database.url, JWT_SECRET: TEST_JWT_SECRET, NODE_ENV: 'production', SVC_LOG_LEVEL: 'error',
       RATE_LIMIT_RPS: '10000000', PORT: String(port), HOST: '127.0.0.1', ...env,
     }, 'svc-gen start', `http://127.0.0.1:${port}/ready`);
     pool = new pg.Pool({ connectionString: database.url, max: 4, application_name: BENCH_APPLICATION });
     pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
-    return installed(server, pool, database);
+    return installed(server, pool, database, removePackage);
   } catch (error) {
     await server?.stop();
     await pool?.end();
     await database.drop();
+    removePackage();
     throw error;
   }
 }
 
-function installed(server: Child, pool: pg.Pool, database: TestDatabase): InstalledService {
+function installed(server: Child, pool: pg.Pool, database: TestDatabase, removePackage: () => void): InstalledService {
   const url = server.ready;
   const signer = new TokenSigner(TEST_JWT_SECRET, 24 * 3600);
   // mintToken's two calls, on pg: the user and a live session, as a login would leave them.
@@ -83,6 +87,7 @@ function installed(server: Child, pool: pg.Pool, database: TestDatabase): Instal
       await server.stop();
       await pool.end();
       await database.drop();
+      removePackage();
     },
   };
 }
