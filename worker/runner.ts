@@ -31,7 +31,11 @@ export interface WorkerOptions<P = unknown, R = unknown> {
   readonly token: string;
   readonly queues: readonly string[];
   readonly handler: JobHandler<P, R>;
-  /** Jobs run at once (1..100, default 10). */
+  /**
+   * Jobs run at once (1..1000, default 10). Above 100 (the most one
+   * `POST /jobs/lease` hands out) the free slots are leased by several
+   * requests at once, of up to 100 jobs each.
+   */
   readonly capacity?: number;
   /** Lease length in seconds (default 30); heartbeats go out every third of it. */
   readonly visibilitySecs?: number;
@@ -47,6 +51,11 @@ export interface WorkerOptions<P = unknown, R = unknown> {
   readonly maxTries?: number;
   readonly retryBaseMs?: number;
 }
+
+/** The most jobs one `POST /jobs/lease` hands out (the specification's clamp of `capacity`). */
+const MAX_LEASE = 100;
+/** The most jobs a worker runs at once: one acknowledgement request (the server's batch limit) holds them all. */
+const MAX_CAPACITY = 1000;
 
 /** Throw this from a handler to fail the job without retries (it goes dead). */
 export class NonRetryableError extends Error {
@@ -126,7 +135,7 @@ export class Worker<P = unknown, R = unknown> {
 
   constructor(private readonly options: WorkerOptions<P, R>) {
     this.client = new WorkerClient(options);
-    this.capacity = Math.min(100, Math.max(1, Math.floor(options.capacity ?? 10)));
+    this.capacity = Math.min(MAX_CAPACITY, Math.max(1, Math.floor(options.capacity ?? 10)));
     this.visibilitySecs = Math.max(1, Math.floor(options.visibilitySecs ?? 30));
     this.acks = new AckBatcher(this.client, this.stats, (error) => this.report(error), () => this.nudge());
   }
@@ -168,15 +177,20 @@ export class Worker<P = unknown, R = unknown> {
     }
   }
 
+  /** `free` jobs at most, in requests of up to MAX_LEASE sent together. */
   private async lease(free: number): Promise<LeasedJob<P>[]> {
-    try {
-      const jobs = await this.client.lease<P>(this.options.queues, free, this.visibilitySecs);
-      this.stats.leased += jobs.length;
-      return jobs;
-    } catch (error) {
-      this.report(error);
-      return [];
-    }
+    const sizes = Array.from({ length: Math.ceil(free / MAX_LEASE) }, (_, i) => Math.min(MAX_LEASE, free - i * MAX_LEASE));
+    const leased = await Promise.all(sizes.map(async (size) => {
+      try {
+        return await this.client.lease<P>(this.options.queues, size, this.visibilitySecs);
+      } catch (error) {
+        this.report(error);
+        return [];
+      }
+    }));
+    const jobs = leased.flat();
+    this.stats.leased += jobs.length;
+    return jobs;
   }
 
   private begin(job: LeasedJob<P>): void {

@@ -1,51 +1,48 @@
 /**
- * `npm run bench:performance`: every row of issue 16 side by side in one run,
- * each with its baseline and the ratio the target is set on:
+ * `npm run bench:performance`: every row of docs/performance.md side by side in
+ * one run, each with its baseline and the ratio its target is set on. Every
+ * system runs in a process of its own (svc-gen as installed: `svc-gen start`
+ * from dist/; the floors and PostGraphile: ../records/serve.ts; the job
+ * systems' workers: ../jobs/consumer.ts), and beside each throughput stands
+ * its CPU per request or per job (the process and its Postgres backends).
  *
  *   read    GraphQL records (20 of 10,000 rows), c=64: svc-gen / raw floor / PostGraphile 5 /
  *           the floor's statement behind Koa, and behind Koa + graphql-js (svc-gen's stack alone)
- *   create  GraphQL create (row + event + audit), c=16 and c=64: the same five systems
+ *   create  GraphQL create (row + version-1 event + audit entry), c=16 and c=64: the same five;
+ *           PostGraphile through a custom mutation doing the same work (../records/baselines.ts)
  *   enqueue POST /jobs beside the create floor, and beside its own statement behind a bare server, c=16
- *   jobs    drain of BENCH_JOBS no-op jobs: svc-gen over the per-job HTTP routes (lease 50,
- *           complete each, 16 in flight; complete p50/p99), svc-gen SDK with batched acks,
- *           the worker plane's own statements in process (the SDK row without HTTP),
- *           pg-boss and graphile-worker in process; their enqueue rates (16 in flight, in process)
- *   start   `svc-gen start` to the first 200 of /ready on an up-to-date database, 10 starts,
- *           from this checkout (sources through tsx) and, when `npm run build` wrote dist/,
- *           as an installed package runs it
+ *   jobs    drains (../jobs/run.ts): svc-gen's SDK and per-job routes, pg-boss and graphile-worker
+ *           at their documented best; a standing start, one clock read in the database
+ *   start   `svc-gen start` to the first 200 of /ready, installed (dist/), 10 starts
  *
- * HTTP load comes from autocannon in a child process; every server runs on
- * the same Postgres. The machine may be shared: the HTTP rows alternate their
- * systems in BENCH_ROUNDS (default 3) short slices, so that background load
- * falls on each alike, and every ratio is taken within this run.
+ * HTTP load comes from autocannon in a child process. The machine may be
+ * shared: the HTTP rows alternate their systems in BENCH_ROUNDS (default 3)
+ * slices and the drains run in interleaved rounds, so that background load
+ * falls on each alike; every ratio is taken within this run.
  *
  * BENCH_ROWS=read,create,enqueue,jobs,start picks rows (default: all); BENCH_SECONDS
- * (default 6) per system and HTTP row, after a warm-up of BENCH_WARM_SECONDS (default 1); BENCH_JOBS
- * (default 5000), after an unmeasured drain of BENCH_WARM_JOBS (default 500)
- * by the same system (the SDK's worker process drains both in one run);
- * BENCH_STARTS (default 10).
+ * (default 6) per system and HTTP row, after a warm-up of BENCH_WARM_SECONDS (default 2);
+ * the drains' settings: ../jobs/run.ts; BENCH_STARTS (default 10).
  */
+import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { createTestDatabase } from '../../test/helpers/db.ts';
-import { startTestService } from '../../test/helpers/service.ts';
-import { prepareRecordsDatabase, startEnqueueFloor, startFloor, startPostGraphile, startStackFloor } from '../records/baselines.ts';
+import { prepareRecordsDatabase } from '../records/baselines.ts';
 import { runLoad, type LoadResult } from '../records/load.ts';
-import { startGraphile, startPgBoss, type Baseline } from '../jobs/baselines.ts';
-import { freshDatabase, rate } from '../jobs/measure.ts';
-import { startSvc } from '../jobs/svc.ts';
-import { hasDist, measureStarts, type StartMode } from '../start/run.ts';
+import { benchDrains, DRAIN_SETTINGS } from '../jobs/run.ts';
+import type { DrainSummary } from '../jobs/drain.ts';
+import { measureStarts } from '../start/run.ts';
+import { startInstalled, type InstalledService } from './installed.ts';
+import { cpuSpent, CpuMeter, spawnChild, type Backends, type Child } from './processes.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
-const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 1);
+const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const JOBS = Number(process.env.BENCH_JOBS ?? 5000);
-/** Jobs each system drains once, unmeasured, before its measured drain: every one plans its statements and warms up alike. */
-const WARM_JOBS = Number(process.env.BENCH_WARM_JOBS ?? 500);
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
 const ROWS = new Set((process.env.BENCH_ROWS ?? 'read,create,enqueue,jobs,start').split(',').map((row) => row.trim()));
-const POOL_SIZE = 20;
+/** Connections per server, the same for each: five servers and the other engineers' tests share max_connections (100). */
+const POOL_SIZE = 10;
 const SEED_ROWS = 10_000;
-const ENQUEUE_BASELINE = 2000;
+const SERVE = resolve(import.meta.dirname, '..', 'records', 'serve.ts');
 
 interface Line {
   readonly row: string;
@@ -60,237 +57,198 @@ interface Line {
 const lines: Line[] = [];
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
-
+/** A system under HTTP load: where to send it, and which processes and backends its CPU is. */
 interface HttpTarget {
   readonly name: string;
   readonly url: string;
   readonly headers: Record<string, string>;
   readonly body: string;
+  readonly pids: readonly number[];
+  readonly backends: Backends;
+}
+
+interface Measured extends LoadResult {
+  /** CPU ms (the system's process and its Postgres backends) per request. */
+  readonly cpuMs: number;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
 /**
  * The targets side by side: a warm-up each, then ROUNDS rounds in which each
- * runs SECONDS / ROUNDS; req/s is the mean over rounds, p50 and p99 the median.
+ * runs SECONDS / ROUNDS; req/s, CPU per request, p50 and p99 are the medians
+ * over the rounds.
  */
-async function alternate(targets: readonly HttpTarget[], connections: number): Promise<LoadResult[]> {
-  const rounds: LoadResult[][] = targets.map(() => []);
+async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connections: number): Promise<Measured[]> {
+  const rounds: Array<Array<LoadResult & { cpu: number; requests: number }>> = targets.map(() => []);
+  const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
   for (const target of targets) await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds: WARM_SECONDS });
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, target] of targets.entries()) {
-      const result = await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds: Math.max(1, Math.round(SECONDS / ROUNDS)) });
+      const before = await meter.sample(target.pids, target.backends);
+      const result = await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds });
+      const cpu = cpuSpent(before, await meter.sample(target.pids, target.backends));
       if (result.errors + result.non2xx > 0) throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-      rounds[i].push(result);
+      rounds[i].push({ ...result, cpu, requests: result.rps * seconds });
     }
   }
   return targets.map((target, i) => {
     const all = rounds[i];
     const result = {
-      rps: all.reduce((sum, r) => sum + r.rps, 0) / all.length, p50: median(all.map((r) => r.p50)), p99: median(all.map((r) => r.p99)),
+      rps: median(all.map((r) => r.rps)), p50: median(all.map((r) => r.p50)), p99: median(all.map((r) => r.p99)),
       errors: 0, non2xx: 0,
+      cpuMs: median(all.map((r) => r.cpu / r.requests)),
     };
-    log(`  ${target.name} c=${connections}: ${Math.round(result.rps)} req/s (rounds: ${all.map((r) => Math.round(r.rps)).join(', ')}), p50 ${result.p50} ms, p99 ${result.p99} ms`);
+    log(`  ${target.name} c=${connections}: ${Math.round(result.rps)} req/s (rounds: ${all.map((r) => Math.round(r.rps)).join(', ')}), `
+      + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request`);
     return result;
   });
 }
 
-const floorCreate = (floorUrl: string): HttpTarget =>
-  ({ name: 'raw floor', url: `${floorUrl}/create`, headers: {}, body: JSON.stringify({ name: 'bench', price: 1 }) });
+/** A baseline server (../records/serve.ts) on the service's database, its backends told apart by application_name. */
+async function baseline(service: InstalledService, system: string): Promise<Child & { backends: Backends }> {
+  const child = await spawnChild(['--import', 'tsx', SERVE], { SYSTEM: system, DATABASE_URL: service.database.url, POOL_SIZE: String(POOL_SIZE) }, system);
+  return { ...child, backends: { database: service.database.name, application: system } };
+}
 
-/**
- * Records read and create: svc-gen, the floor and PostGraphile on one
- * database. `withFloor` runs after the others are closed, given the floor's create.
- */
-async function records(withFloor: (floorCreate: HttpTarget) => Promise<void>): Promise<void> {
-  const database = await createTestDatabase('svc_bench');
-  let floor: Awaited<ReturnType<typeof startFloor>> | undefined;
+const detail = (r: Measured) => `p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.cpuMs.toFixed(3)} ms/req`;
+
+/** Records read and create, then the enqueue row: svc-gen, the floors and PostGraphile on one database. */
+async function records(meter: CpuMeter): Promise<void> {
+  const service = await startInstalled(resolve(import.meta.dirname, '..', 'records', 'schema.ts'), { SVC_DB_POOL_SIZE: String(POOL_SIZE) });
+  const children: Child[] = [];
   try {
-    const svc = await startTestService({
-      fixture: resolve(import.meta.dirname, '..', 'records', 'schema.ts'), database,
-      env: { RATE_LIMIT_RPS: '10000000', SVC_DB_POOL_SIZE: String(POOL_SIZE), SVC_LOG_LEVEL: 'error' },
-    });
-    try {
-      await prepareRecordsDatabase(svc.ctx.db, SEED_ROWS);
-      floor = await startFloor(database.url, POOL_SIZE);
-      const pgl = await startPostGraphile(database.url, POOL_SIZE);
-      const stack = await startStackFloor(database.url, POOL_SIZE);
+    await prepareRecordsDatabase({ none: (text) => service.pool.query(text), multi: (text) => service.pool.query(text) }, SEED_ROWS);
+    const svcCpu = { pids: [service.pid], backends: { database: service.database.name, application: 'svc-gen%' } };
+    const floor = await baseline(service, 'floor');
+    children.push(floor);
+    const floorTarget = (path: string, body: string): HttpTarget =>
+      ({ name: 'raw floor', url: `${floor.ready}${path}`, headers: {}, body, pids: [floor.pid], backends: floor.backends });
+    const floorCreate = floorTarget('/create', JSON.stringify({ name: 'bench', price: 1 }));
+    if (ROWS.has('read') || ROWS.has('create')) {
+      const pgl = await baseline(service, 'postgraphile');
+      const stack = await baseline(service, 'stack');
       try {
-        const token = await svc.token({ role: 'Sales', userId: 'bench' });
-        const auth = { authorization: `Bearer ${token}` };
-        const pglFields = 'rowId tenantId createdAt updatedAt deletedAt name price note';
-        const targets = {
-          read: [
-            { name: 'svc-gen', url: `${svc.url}/graphql`, headers: auth, body: JSON.stringify({ query: '{ records(model: "Item", limit: 20) }' }) },
-            { name: 'raw floor', url: `${floor.url}/records`, headers: {}, body: '{}' },
-            { name: 'PostGraphile 5', url: `${pgl.url}/graphql`, headers: {},
-              body: JSON.stringify({ query: `{ allItems(first: 20, orderBy: PRIMARY_KEY_ASC, condition: {deletedAt: null}) { nodes { ${pglFields} } } }` }) },
-            { name: 'Koa + floor SQL', url: `${stack.url}/koa/records`, headers: {}, body: '{}' },
-            { name: 'Koa + graphql-js + floor SQL', url: `${stack.url}/graphql`, headers: {}, body: JSON.stringify({ query: '{ records(model: "Item", limit: 20) }' }) },
-          ],
-          create: [
-            { name: 'svc-gen', url: `${svc.url}/graphql`, headers: auth,
-              body: JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } }) },
-            floorCreate(floor.url),
-            { name: 'PostGraphile 5', url: `${pgl.url}/graphql`, headers: {},
-              body: JSON.stringify({ query: `mutation($name: String!, $price: Float!) { createItem(input: {item: {name: $name, price: $price}}) { item { ${pglFields} } } }`, variables: { name: 'bench', price: 1 } }) },
-            { name: 'Koa + floor SQL', url: `${stack.url}/koa/create`, headers: {}, body: JSON.stringify({ name: 'bench', price: 1 }) },
-            { name: 'Koa + graphql-js + floor SQL', url: `${stack.url}/graphql`, headers: {},
-              body: JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } }) },
-          ],
-        };
-        const runs: Array<{ workload: 'read' | 'create'; connections: number; target: number }> = [];
-        if (ROWS.has('read')) runs.push({ workload: 'read', connections: 64, target: 0.9 });
-        if (ROWS.has('create')) runs.push({ workload: 'create', connections: 16, target: 0.95 }, { workload: 'create', connections: 64, target: 0.95 });
-        for (const run of runs) {
-          log(`${run.workload} c=${run.connections}`);
-          const [svcResult, floorResult, pglResult, koaResult, stackResult] = await alternate(targets[run.workload], run.connections);
-          const row = `${run.workload} c=${run.connections}`;
-          const detail = (r: LoadResult) => `p50 ${r.p50} ms, p99 ${r.p99} ms`;
-          lines.push(
-            { row, system: 'svc-gen (GraphQL)', value: svcResult.rps, unit: 'req/s', detail: detail(svcResult),
-              ratio: { value: svcResult.rps / floorResult.rps, of: 'floor', target: run.target } },
-            { row, system: 'raw floor (Node http + pg)', value: floorResult.rps, unit: 'req/s', detail: detail(floorResult) },
-            { row, system: 'PostGraphile 5', value: pglResult.rps, unit: 'req/s', detail: detail(pglResult),
-              ratio: { value: pglResult.rps / floorResult.rps, of: 'floor' } },
-            { row, system: 'svc-gen / PostGraphile', value: svcResult.rps / pglResult.rps, unit: 'x',
-              ratio: { value: svcResult.rps / pglResult.rps, of: 'PostGraphile', target: run.workload === 'create' ? 1 : undefined } },
-            // svc-gen's stack alone (no auth, rules, audit, metrics...): what the target leaves for svc-gen's own work.
-            { row, system: 'Koa + floor SQL', value: koaResult.rps, unit: 'req/s', detail: detail(koaResult),
-              ratio: { value: koaResult.rps / floorResult.rps, of: 'floor' } },
-            { row, system: 'Koa + graphql-js + floor SQL', value: stackResult.rps, unit: 'req/s', detail: detail(stackResult),
-              ratio: { value: stackResult.rps / floorResult.rps, of: 'floor' } },
-            { row, system: 'svc-gen / (Koa + graphql-js)', value: svcResult.rps / stackResult.rps, unit: 'x',
-              ratio: { value: svcResult.rps / stackResult.rps, of: 'its stack alone' } },
-          );
-        }
+        await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack);
       } finally {
         await stack.stop();
         await pgl.stop();
       }
-    } finally {
-      await svc.close();
     }
-    // The enqueue row needs only the floor's create: the other servers' pools are closed first, so that
-    // its two servers' pools fit in Postgres' max_connections (100) beside the floor's.
-    await withFloor(floorCreate(floor.url));
+    // The enqueue row's own floor starts once PostGraphile's and the stack's pools are closed:
+    // the servers' pools must fit in Postgres' max_connections (100).
+    if (ROWS.has('enqueue')) await enqueue(meter, service, svcCpu, floorCreate);
   } finally {
-    await floor?.stop();
-    await database.drop();
+    for (const child of children) await child.stop();
+    await service.stop();
   }
 }
 
-async function baselineJobs(name: string, start: (url: string) => Promise<Baseline>): Promise<{ enqueue: number; drain: number }> {
-  const database = await freshDatabase();
-  try {
-    const baseline = await start(database.url);
-    try {
-      const enqueueMs = await baseline.enqueue(ENQUEUE_BASELINE, 16);
-      await baseline.bulk(WARM_JOBS);
-      await baseline.drain(WARM_JOBS);
-      await baseline.bulk(JOBS);
-      const drainMs = await baseline.drain(JOBS);
-      const result = { enqueue: rate(ENQUEUE_BASELINE, enqueueMs), drain: rate(JOBS, drainMs) };
-      log(`  ${name}: enqueue ${result.enqueue} jobs/s, drain ${result.drain} jobs/s`);
-      return result;
-    } finally {
-      await baseline.close();
-    }
-  } finally {
-    await database.drop();
+async function readAndCreate(
+  meter: CpuMeter, service: InstalledService, svcCpu: Pick<HttpTarget, 'pids' | 'backends'>,
+  floorTarget: (path: string, body: string) => HttpTarget, floorCreate: HttpTarget,
+  pgl: Child & { backends: Backends }, stack: Child & { backends: Backends },
+): Promise<void> {
+  const auth = { authorization: `Bearer ${await service.token('Sales', 'bench')}` };
+  const pglFields = 'rowId tenantId createdAt updatedAt deletedAt name price note';
+  const svc = (body: string): HttpTarget => ({ name: 'svc-gen', url: `${service.url}/graphql`, headers: auth, body, ...svcCpu });
+  const pglTarget = (body: string): HttpTarget =>
+    ({ name: 'PostGraphile 5', url: `${pgl.ready}/graphql`, headers: {}, body, pids: [pgl.pid], backends: pgl.backends });
+  const stackTarget = (name: string, path: string, body: string): HttpTarget =>
+    ({ name, url: `${stack.ready}${path}`, headers: {}, body, pids: [stack.pid], backends: stack.backends });
+  const readQuery = JSON.stringify({ query: '{ records(model: "Item", limit: 20) }' });
+  const createQuery = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
+  const targets = {
+    read: [
+      svc(readQuery),
+      floorTarget('/records', '{}'),
+      pglTarget(JSON.stringify({ query: `{ allItems(first: 20, orderBy: PRIMARY_KEY_ASC, condition: {deletedAt: null}) { nodes { ${pglFields} } } }` })),
+      stackTarget('Koa + floor SQL', '/koa/records', '{}'),
+      stackTarget('Koa + graphql-js + floor SQL', '/graphql', readQuery),
+    ],
+    create: [
+      svc(createQuery),
+      floorCreate,
+      pglTarget(JSON.stringify({
+        query: `mutation($name: String!, $price: Float!) { addItem(input: {name: $name, price: $price}) { result { ${pglFields} } } }`,
+        variables: { name: 'bench', price: 1 },
+      })),
+      stackTarget('Koa + floor SQL', '/koa/create', JSON.stringify({ name: 'bench', price: 1 })),
+      stackTarget('Koa + graphql-js + floor SQL', '/graphql', createQuery),
+    ],
+  };
+  const runs: Array<{ workload: 'read' | 'create'; connections: number; target: number }> = [];
+  if (ROWS.has('read')) runs.push({ workload: 'read', connections: 64, target: 0.8 });
+  if (ROWS.has('create')) runs.push({ workload: 'create', connections: 16, target: 0.85 }, { workload: 'create', connections: 64, target: 0.85 });
+  for (const run of runs) {
+    log(`${run.workload} c=${run.connections}`);
+    const [svcResult, floorResult, pglResult, koaResult, stackResult] = await alternate(meter, targets[run.workload], run.connections);
+    const row = `${run.workload} c=${run.connections}`;
+    lines.push(
+      { row, system: 'svc-gen (GraphQL, installed)', value: svcResult.rps, unit: 'req/s', detail: detail(svcResult),
+        ratio: { value: svcResult.rps / floorResult.rps, of: 'floor', target: run.target } },
+      { row, system: 'raw floor (Node http + pg)', value: floorResult.rps, unit: 'req/s', detail: detail(floorResult) },
+      { row, system: `PostGraphile 5${run.workload === 'create' ? ' (custom mutation, same work)' : ''}`, value: pglResult.rps, unit: 'req/s',
+        detail: detail(pglResult), ratio: { value: pglResult.rps / floorResult.rps, of: 'floor' } },
+      { row, system: 'svc-gen / PostGraphile', value: svcResult.rps / pglResult.rps, unit: 'x',
+        ratio: { value: svcResult.rps / pglResult.rps, of: 'PostGraphile', target: 1 } },
+      // svc-gen's stack alone (no auth, rules, audit, metrics...): what the target leaves for svc-gen's own work.
+      { row, system: 'Koa + floor SQL', value: koaResult.rps, unit: 'req/s', detail: detail(koaResult),
+        ratio: { value: koaResult.rps / floorResult.rps, of: 'floor' } },
+      { row, system: 'Koa + graphql-js + floor SQL', value: stackResult.rps, unit: 'req/s', detail: detail(stackResult),
+        ratio: { value: stackResult.rps / floorResult.rps, of: 'floor' } },
+      { row, system: 'svc-gen / (Koa + graphql-js)', value: svcResult.rps / stackResult.rps, unit: 'x',
+        ratio: { value: svcResult.rps / stackResult.rps, of: 'its stack alone' } },
+    );
   }
 }
 
-/** POST /jobs beside the create floor (c=16), alternating. */
-async function enqueue(floorCreate: HttpTarget): Promise<Enqueued> {
+/** POST /jobs beside the create floor and beside its own statement behind a bare server (c=16), alternating. */
+async function enqueue(meter: CpuMeter, service: InstalledService, svcCpu: Pick<HttpTarget, 'pids' | 'backends'>, floorCreate: HttpTarget) {
   log('enqueue: POST /jobs beside the create floor and its own statement\'s floor, c=16');
-  const svc = await startSvc();
-  const enqueueFloor = await startEnqueueFloor(svc.service.database.url, POOL_SIZE);
+  const own = await baseline(service, 'enqueue-floor');
   try {
     const body = JSON.stringify({ queue: 'enqueue-bench', kind: 'noop', payload: { n: 1 } });
-    const post = { name: 'POST /jobs', url: `${svc.service.url}/jobs`, headers: { authorization: `Bearer ${svc.jwt}` }, body };
-    const raw = { name: 'raw floor enqueue', url: enqueueFloor.url, headers: {}, body };
-    const [mine, floor, own] = await alternate([post, floorCreate, raw], 16);
-    return { svc: mine, floor, own };
+    const jwt = await service.token('Viewer', 'bench');
+    const post: HttpTarget = { name: 'POST /jobs', url: `${service.url}/jobs`, headers: { authorization: `Bearer ${jwt}` }, body, ...svcCpu };
+    const raw: HttpTarget = { name: 'raw floor enqueue', url: own.ready, headers: {}, body, pids: [own.pid], backends: own.backends };
+    const [mine, floor, statement] = await alternate(meter, [post, floorCreate, raw], 16);
+    lines.push(
+      { row: 'enqueue', system: 'svc-gen POST /jobs (c=16)', value: mine.rps, unit: 'jobs/s', detail: detail(mine),
+        ratio: { value: mine.rps / floor.rps, of: 'create floor c=16' } },
+      { row: 'enqueue', system: 'raw floor create (c=16)', value: floor.rps, unit: 'req/s', detail: detail(floor) },
+      { row: 'enqueue', system: 'raw floor enqueue: the same statement as POST /jobs (c=16)', value: statement.rps, unit: 'jobs/s',
+        detail: detail(statement), ratio: { value: statement.rps / floor.rps, of: 'create floor c=16' } },
+      { row: 'enqueue', system: 'svc-gen POST /jobs / its statement\'s floor', value: mine.rps / statement.rps, unit: 'x',
+        ratio: { value: mine.rps / statement.rps, of: 'raw floor enqueue', target: 0.9 } },
+    );
   } finally {
-    await enqueueFloor.stop();
-    await svc.close();
+    await own.stop();
   }
-}
-
-interface Enqueued {
-  readonly svc: LoadResult;
-  readonly floor: LoadResult;
-  /** svc-gen's enqueue statement behind a bare http server. */
-  readonly own: LoadResult;
-}
-
-function enqueueLines(enqueued: Enqueued): Line[] {
-  return [
-    { row: 'enqueue', system: 'svc-gen POST /jobs (c=16)', value: enqueued.svc.rps, unit: 'jobs/s',
-      detail: `p50 ${enqueued.svc.p50} ms, p99 ${enqueued.svc.p99} ms`,
-      ratio: { value: enqueued.svc.rps / enqueued.floor.rps, of: 'create floor c=16', target: 0.9 } },
-    { row: 'enqueue', system: 'raw floor create (c=16)', value: enqueued.floor.rps, unit: 'req/s' },
-    { row: 'enqueue', system: 'raw floor enqueue: the same statement as POST /jobs (c=16)', value: enqueued.own.rps, unit: 'jobs/s',
-      detail: `p50 ${enqueued.own.p50} ms, p99 ${enqueued.own.p99} ms`,
-      ratio: { value: enqueued.own.rps / enqueued.floor.rps, of: 'create floor c=16' } },
-    { row: 'enqueue', system: 'svc-gen POST /jobs / its statement\'s floor', value: enqueued.svc.rps / enqueued.own.rps, unit: 'x',
-      ratio: { value: enqueued.svc.rps / enqueued.own.rps, of: 'raw floor enqueue' } },
-  ];
 }
 
 async function jobs(): Promise<void> {
-  log(`jobs: drain ${JOBS}`);
-  const perJob = await (async () => {
-    const svc = await startSvc();
-    try {
-      await svc.enqueueBulk(WARM_JOBS);
-      await svc.drainPerJob(WARM_JOBS, 16);
-      await svc.enqueueBulk(JOBS);
-      const drained = await svc.drainPerJob(JOBS, 16);
-      log(`  svc-gen per-job routes: drain ${rate(JOBS, drained.ms)} jobs/s, complete p50 ${drained.p50.toFixed(1)} ms, p99 ${drained.p99.toFixed(1)} ms`);
-      return drained;
-    } finally {
-      await svc.close();
-    }
-  })();
-  const { sdk, statements } = await (async () => {
-    const svc = await startSvc();
-    try {
-      // One worker process drains the warm-up jobs, then the measured ones: warm as pg-boss is in process.
-      await svc.enqueueBulk(WARM_JOBS + JOBS);
-      const ms = await svc.drain(JOBS, 4, 50, WARM_JOBS);
-      log(`  svc-gen SDK: drain ${rate(JOBS, ms)} jobs/s`);
-      await svc.enqueueBulk(JOBS);
-      const floorMs = await svc.drainStatements(JOBS, 4, 50);
-      log(`  svc-gen worker statements in process (no HTTP): drain ${rate(JOBS, floorMs)} jobs/s`);
-      return { sdk: rate(JOBS, ms), statements: rate(JOBS, floorMs) };
-    } finally {
-      await svc.close();
-    }
-  })();
-  const boss = await baselineJobs('pg-boss', startPgBoss);
-  const graphile = await baselineJobs('graphile-worker', startGraphile);
-  const perJobRate = rate(JOBS, perJob.ms);
-  const drainRow = `drain ${JOBS} jobs`;
+  log('jobs: drains');
+  const { sdk, perJob, perJobFloor, boss, graphile } = await benchDrains(log);
+  const row = 'drain';
+  const drained = (summary: DrainSummary) => `CPU ${summary.cpuPerJob.toFixed(3)} ms/job; ${summary.runs.map((run) => run.jobs).join('/')} jobs, `
+    + `shortest ${summary.shortestSeconds.toFixed(1)} s`;
   lines.push(
-    { row: drainRow, system: 'svc-gen per-job HTTP routes (lease 50, 16 in flight)', value: perJobRate, unit: 'jobs/s',
-      detail: `complete p50 ${perJob.p50.toFixed(1)} ms, p99 ${perJob.p99.toFixed(1)} ms`,
-      ratio: { value: perJobRate / graphile.drain, of: 'graphile-worker', target: 1 } },
-    { row: drainRow, system: 'svc-gen SDK (4 workers x 50, batched acks)', value: sdk, unit: 'jobs/s',
-      ratio: { value: sdk / boss.drain, of: 'pg-boss', target: 1 } },
-    { row: drainRow, system: 'svc-gen worker statements in process, no HTTP (4 x 50)', value: statements, unit: 'jobs/s',
-      detail: 'the floor of the SDK row: same statements and Job events, without the hop', ratio: { value: statements / boss.drain, of: 'pg-boss' } },
-    { row: drainRow, system: 'pg-boss (in process, batch 50)', value: boss.drain, unit: 'jobs/s' },
-    { row: drainRow, system: 'graphile-worker (in process, concurrency 8)', value: graphile.drain, unit: 'jobs/s' },
-    { row: 'enqueue', system: 'pg-boss send (16 in flight)', value: boss.enqueue, unit: 'jobs/s' },
-    { row: 'enqueue', system: 'graphile-worker addJob (16 in flight)', value: graphile.enqueue, unit: 'jobs/s' },
+    { row, system: summaryName(sdk), value: sdk.rate, unit: 'jobs/s', detail: drained(sdk),
+      ratio: { value: sdk.rate / graphile.rate, of: 'graphile-worker', target: 1 } },
+    { row, system: 'svc-gen SDK / pg-boss', value: sdk.rate / boss.rate, unit: 'x', ratio: { value: sdk.rate / boss.rate, of: 'pg-boss', target: 1 } },
+    { row, system: summaryName(perJob), value: perJob.rate, unit: 'jobs/s', detail: drained(perJob),
+      ratio: { value: perJob.rate / perJobFloor.rate, of: 'its floor', target: 0.9 } },
+    { row, system: summaryName(perJobFloor), value: perJobFloor.rate, unit: 'jobs/s', detail: drained(perJobFloor) },
+    { row, system: summaryName(boss), value: boss.rate, unit: 'jobs/s', detail: drained(boss) },
+    { row, system: summaryName(graphile), value: graphile.rate, unit: 'jobs/s', detail: drained(graphile) },
   );
 }
 
+const summaryName = (summary: DrainSummary) => summary.system.name;
+
 async function start(): Promise<void> {
-  const modes: StartMode[] = hasDist() ? ['checkout', 'installed'] : ['checkout'];
-  for (const mode of modes) {
+  for (const mode of ['installed'] as const) {
     log(`cold start x${STARTS} (${mode})`);
     const times = await measureStarts(STARTS, 'crm', mode);
     const detail = `min ${Math.round(times.min)} ms, max ${Math.round(times.max)} ms`
@@ -320,13 +278,18 @@ function targetText(line: Line): string {
 }
 
 const began = Date.now();
+log(`load average at the start: ${loadavg().map((load) => load.toFixed(2)).join(', ')}`);
 if (ROWS.has('read') || ROWS.has('create') || ROWS.has('enqueue')) {
-  await records(async (floorCreate) => {
-    if (ROWS.has('enqueue')) lines.push(...enqueueLines(await enqueue(floorCreate)));
-  });
+  const meter = await CpuMeter.open();
+  try {
+    await records(meter);
+  } finally {
+    await meter.close();
+  }
 }
 if (ROWS.has('jobs')) await jobs();
 if (ROWS.has('start')) await start();
 print();
-console.log(`\n(${((Date.now() - began) / 1000).toFixed(0)} s; ${SECONDS} s per HTTP measurement; ratios are within this run)`);
+console.log(`\n(${((Date.now() - began) / 1000).toFixed(0)} s; ${SECONDS} s per HTTP measurement; ratios are within this run; `
+  + `load average ${loadavg().map((load) => load.toFixed(2)).join(', ')} at the end, ${cpus().length} CPUs; drains: ${JSON.stringify(DRAIN_SETTINGS)})`);
 process.exit(0);

@@ -2,8 +2,9 @@
  * The baselines the records benchmark compares svc-gen with: the floor (the
  * same SQL through pg in a bare Node http server, no GraphQL, no auth), the
  * same statements behind svc-gen's own stack (Koa, then Koa and graphql-js)
- * and PostGraphile v5 over a copy of the table whose insert trigger writes the
- * same event and notification.
+ * and PostGraphile v5 over a copy of the table, whose create is a custom
+ * mutation doing the same work (POSTGRAPHILE_SQL). serve.ts runs each in a
+ * process of its own.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import Router from '@koa/router';
@@ -23,9 +24,6 @@ export async function prepareRecordsDatabase(db: { none(sql: string): Promise<un
   await db.none(seedItemsSql('pgl.item', rows));
   await db.none('analyze');
 }
-
-/** Floor and PostGraphile notify here: no svc-gen listener should wake up for them. */
-const BENCH_CHANNEL = 'bench_changes';
 
 function listen(server: Server): Promise<number> {
   return new Promise((done) => server.listen(0, '127.0.0.1', () => done((server.address() as { port: number }).port)));
@@ -167,11 +165,22 @@ export async function startStackFloor(url: string, poolSize: number) {
   return { url: `http://127.0.0.1:${port}`, server, stop: async () => { server.close(); await pool.end(); } };
 }
 
-/** A copy of the item table in schema `pgl`, with a trigger that appends the same event. */
+/**
+ * A copy of the item table in schema `pgl`, and PostGraphile's create as its
+ * documented way to do a multi-table write (a custom mutation: one VOLATILE
+ * SQL function, exposed as `addItem`): the row, its version-1 event and its
+ * audit entry, all three keyed in time order (UUIDv7, as svc-gen's ULIDs),
+ * atomic, with no NOTIFY: the work of svc-gen's create and of the floor's.
+ */
 export const POSTGRAPHILE_SQL = `
 create schema pgl;
+create function pgl.uuid7() returns text language sql volatile as $$
+  select encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+    placing substring(int8send(floor(extract(epoch from clock_timestamp()) * 1000)::bigint) from 3) from 1 for 6),
+    52, 1), 53, 1), 'hex')::uuid::text
+$$;
 create table pgl.item (
-  id text primary key default gen_random_uuid()::text,
+  id text primary key default pgl.uuid7(),
   tenant_id text,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
@@ -180,16 +189,23 @@ create table pgl.item (
   price double precision not null,
   note text
 );
-create function pgl.item_event() returns trigger language plpgsql as $$
-begin
-  insert into public.svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-    select gen_random_uuid()::text, 'PglItem', new.id, coalesce(max(version), 0) + 1, 'Created', to_jsonb(new), null, null
-      from public.svc_events where stream_type = 'PglItem' and stream_id = new.id;
-  perform pg_notify('${BENCH_CHANNEL}', new.id);
-  return new;
-end $$;
 create index on pgl.item (deleted_at);
-create trigger item_event after insert on pgl.item for each row execute function pgl.item_event();
+comment on function pgl.uuid7() is '@omit';
+create function pgl.add_item(name text, price double precision) returns pgl.item language plpgsql volatile as $$
+#variable_conflict use_variable
+declare
+  created pgl.item;
+  event_id text := pgl.uuid7();
+begin
+  insert into pgl.item (name, price) values (name, price) returning * into created;
+  insert into public.svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+    values (event_id, 'PglItem', created.id, 1, 'Created', to_jsonb(created), 'bench', null);
+  insert into public.svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id,
+                                outcome, changes, ip, user_agent, request_id)
+    values (null, 'user', 'bench', 'Sales', 'record.create', 'PglItem', created.id, event_id,
+            'success', jsonb_build_object('name', name, 'price', price), '127.0.0.1', null, null);
+  return created;
+end $$;
 `;
 
 export async function startPostGraphile(url: string, poolSize: number) {

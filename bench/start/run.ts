@@ -35,7 +35,7 @@ export const hasDist = () => existsSync(join(REPO_ROOT, 'dist', 'cli', 'main.js'
  * The package as `npm install` lays it out (bin/, dist/, package.json,
  * templates/, no TypeScript sources), in a temporary folder: its bin runs dist/.
  */
-function installedBin(): string {
+export function installedBin(): string {
   const root = mkdtempSync(join(tmpdir(), 'svc-installed-'));
   mkdirSync(join(root, 'bin'));
   mkdirSync(join(root, 'cli'));

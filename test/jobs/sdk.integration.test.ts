@@ -64,6 +64,33 @@ describe('worker SDK', () => {
     expect(batches).toBeLessThanOrEqual(30); // far fewer requests than jobs
   });
 
+  it('leases a capacity above 100 in requests of at most 100 and acknowledges hundreds of jobs a request', async () => {
+    const queue = freshQueue();
+    await enqueue(queue, 1000);
+    const proxy = await startProxy(service.url);
+    let running = 0;
+    let most = 0;
+    const waiting: Array<() => void> = [];
+    // The first jobs wait until 400 run at once: only a worker holding more than 100 leases gets there.
+    const w = createWorker<{ n: number }>({
+      baseUrl: proxy.url, token, queues: [queue], capacity: 400, pollIntervalMs: 50, handleSignals: false,
+      handler: async () => {
+        most = Math.max(most, ++running);
+        if (most < 400) await new Promise<void>((resolve) => waiting.push(resolve));
+        else for (const resume of waiting.splice(0)) resume();
+        running--;
+      },
+    });
+    void w.start();
+    await waitFor(async () => (await statusCounts(queue)).succeeded === 1000, 20_000);
+    await w.stop();
+    await proxy.close();
+    expect(most).toBe(400);
+    expect(w.stats).toMatchObject({ leased: 1000, completed: 1000, lost: 0 });
+    expect(proxy.counts.get('POST /jobs/lease')).toBeGreaterThanOrEqual(10); // 100 a request at most
+    expect(proxy.counts.get('POST /jobs/complete')).toBeLessThan(30);
+  });
+
   it('retries a throwing handler with backoff and sends a NonRetryableError straight to dead', async () => {
     const queue = freshQueue();
     const [flaky] = await enqueue(queue, 1, { kind: 'flaky' });
