@@ -37,6 +37,9 @@ describe('svc-gen build (command line)', { timeout: 60_000 }, () => {
     const check = await runCli(['build', '--schema', schema, '--out', out, '--check']);
     expect(check.code).toBe(0);
     expect(check.stdout).toContain('up to date');
+    // The newest migration's lock report, for CI logs (no database: no row counts).
+    expect(check.stdout).toMatch(/lock report of 0001_\S+\.sql \(no database: rows unknown\):\nschema\/0001_\S+ step 1 transactional: /);
+    expect(check.stdout).toContain('lock: none that traffic waits on (new table or catalog only)');
 
     appendFileSync(schema, '\nexport interface Label {\n  id: string;\n  text: string;\n}\n');
     const stale = await runCli(['build', '--schema', schema, '--out', out, '--check']);

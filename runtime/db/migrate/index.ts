@@ -25,7 +25,7 @@ export type { Holder } from './gate.ts';
 export type { MigrateLog } from './retry.ts';
 export type { MigrateSettings } from './settings.ts';
 export { parseMigration, splitStatements, StepFormatError, type Step, type StepKind, type ParsedMigration } from './parse.ts';
-export { planMigrations, formatPlan, type PlannedStep } from './plan.ts';
+export { planMigrations, planFilesOffline, formatPlan, type PlannedStep } from './plan.ts';
 export { classifyStatement, binaryCompatible, blocks, type StatementClass, type LockMode, type TableFacts } from './classify.ts';
 
 export interface MigrateOptions {

@@ -100,6 +100,17 @@ export async function planMigrations(db: Db, sets: readonly MigrationSet[]): Pro
   return planned;
 }
 
+/**
+ * The same report without a database (`svc-gen build --check` in CI): the
+ * given files' steps, classified from their statements alone. Column types and
+ * row counts are unknown, so a type change is reported as the rewrite it may be.
+ */
+export function planFilesOffline(files: readonly MigrationFile[]): PlannedStep[] {
+  const snap: Snapshot = { rows: new Map(), types: new Map(), notNullChecks: new Set(), indexes: new Map() };
+  const facts = factsOf(snap);
+  return files.flatMap((file) => parseFile(file).steps.map((step) => planStep(file, step, facts, snap, null)));
+}
+
 function planStep(file: MigrationFile, step: Step, facts: ReturnType<typeof factsOf>, snap: Snapshot, heldBack: string | null): PlannedStep {
   const classes = splitStatements(step.body).map((statement) => {
     const c = classifyStatement(statement.replace(/\s+/g, ' '), facts);
@@ -118,7 +129,7 @@ const count = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function rowsText(p: PlannedStep): string {
   if (p.lock.newTable || p.lock.table === null) return '0 (new or no table)';
-  if (p.rows === null || p.rows < 0) return 'unknown (table never analyzed)';
+  if (p.rows === null || p.rows < 0) return 'unknown (table never analyzed, or no database)';
   const touched = p.lock.scans || p.lock.rewrites || p.lock.rowLocks;
   return touched ? `~${count(p.rows)}` : `0 of ~${count(p.rows)} (catalog only)`;
 }
