@@ -143,8 +143,12 @@ export function compile(fragment: Sql, options?: CompileOptions): Query {
   return { text, values: out.values };
 }
 
-/** Where each statement text was first compiled, while traced (`compileSites`). */
-let sites: Map<string, string> | null = null;
+/**
+ * Where each statement text was first compiled, while traced (`compileSites`).
+ * Under SVC_DISTRIBUTED_CHECK from the start, so that statements compiled
+ * once at module load (runtime/sql/prepare.ts) have theirs too.
+ */
+let sites: Map<string, string> | null = ['1', 'report'].includes(process.env.SVC_DISTRIBUTED_CHECK?.trim() ?? '') ? new Map() : null;
 const SITES_KEPT = 20_000;
 const SITE_FRAME = /\/(runtime|worker|test|bench)\/(?!sql\/)/;
 
