@@ -56,3 +56,11 @@ describe('which tenants a statement touches (ADR 025)', () => {
     expect(analyze('update deal set tenant_id = $1 where id = $2 and tenant_id = $3', ['b', 'd', 'a']).problems).toEqual(['moves-tenant deal']);
   });
 });
+
+describe('the tenant-less scope', () => {
+  it('is one tenant whether stored as null (model tables today) or as the sentinel \'\' (projections, ADR 025)', () => {
+    const publicRead = `select p.name from product_projection p where p.tenant_id = '' and exists
+      (select 1 from product b where b.id = p.id and b.deleted_at is null and b.tenant_id is null)`;
+    expect(analyze(publicRead)).toEqual({ tenants: [null], problems: [] });
+  });
+});

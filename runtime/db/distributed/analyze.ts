@@ -16,7 +16,7 @@
  */
 import { placement } from './tables.ts';
 
-/** The tenant-less scope: `tenant_id is null` today, the sentinel on Citus. */
+/** The tenant-less scope: `tenant_id is null` on model tables today, `''` in projections and in the layout of ADR 025. */
 export const NO_TENANT = null;
 /** A tenant that is pinned by an expression whose value is not known here (a subquery, a function). */
 export const SOME_TENANT = Symbol('some tenant');
@@ -73,6 +73,15 @@ class Level {
 }
 
 const TENANT_COLUMN = 'tenant_id';
+
+/**
+ * A bound or literal tenant value. `''` is the sentinel of ADR 025 (the
+ * projections already store the global scope so) and null is how model
+ * tables store it today: both are the one tenant-less scope.
+ */
+function tenantOf(v: unknown): Tenant {
+  return v === null || v === undefined || v === '' ? NO_TENANT : String(v);
+}
 
 class Analyzer {
   private readonly parents: number[] = [];
@@ -301,12 +310,9 @@ class Analyzer {
     if (node?.A_Const) {
       const c = node.A_Const;
       if (c.isnull) return NO_TENANT;
-      return c.sval?.sval ?? String(c.ival?.ival ?? '');
+      return tenantOf(c.sval?.sval ?? String(c.ival?.ival ?? ''));
     }
-    if (node?.ParamRef && this.values) {
-      const v = this.values[node.ParamRef.number - 1];
-      return v === null || v === undefined ? NO_TENANT : String(v);
-    }
+    if (node?.ParamRef && this.values) return tenantOf(this.values[node.ParamRef.number - 1]);
     return SOME_TENANT;
   }
 
@@ -315,7 +321,7 @@ class Analyzer {
     const node = expr?.TypeCast ? expr.TypeCast.arg : expr;
     if (node?.ParamRef && this.values) {
       const v = this.values[node.ParamRef.number - 1];
-      if (Array.isArray(v)) return v.map((x) => (x === null || x === undefined ? NO_TENANT : String(x)));
+      if (Array.isArray(v)) return v.map(tenantOf);
     }
     if (node?.A_ArrayExpr) return (node.A_ArrayExpr.elements ?? []).map((x: Ast) => this.value(x));
     return [SOME_TENANT];

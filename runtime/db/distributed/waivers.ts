@@ -14,7 +14,38 @@ interface Waiver {
   readonly match: RegExp;
 }
 
-const WAIVERS: readonly Waiver[] = [];
+const WAIVERS: readonly Waiver[] = [
+  {
+    reason: 'the global feed reader (runtime/feed/read.ts): one node\'s order below pg_snapshot_xmin; the per-tenant cursor replaces it on Citus (ADR 025, feed cursor)',
+    kinds: ['unpinned'],
+    match: /pg_current_snapshot\(\)/,
+  },
+  {
+    reason: 'Job events appended by the jobs plane for a batch of leased jobs of any tenant: jobs are coordinator-local, their streams move with them (ADR 025, layout)',
+    kinds: ['unpinned', 'two-tenants'],
+    match: /\bsvc_jobs\b/,
+  },
+  {
+    reason: 'a system read of one stream by id (a job\'s or a workflow run\'s history): those streams move with the coordinator-local tables (ADR 025, layout)',
+    kinds: ['unpinned'],
+    match: /^\s*select [^;]* from svc_events\s+where stream_type = \$1::text and stream_id = \$2::text and true order by version\s*$/,
+  },
+  {
+    reason: 'the change log\'s retention sweep: a multi-shard DELETE without a join, which Citus runs on every shard in parallel',
+    kinds: ['unpinned'],
+    match: /^\s*with gone as \(delete from svc_changes\s+where occurred_at < /,
+  },
+  {
+    reason: 'the projections\' sync and refresh join base and projection rows on id alone: co-located on Citus once both keys are (tenant_id, id) (ADR 025, layout)',
+    kinds: ['unpinned'],
+    match: /delete from "[a-z0-9_]+_projection" p\b/,
+  },
+  {
+    reason: 'a projection rebuild (an operator\'s command) empties the projection and replays the whole log in global seq order: per tenant, by the per-tenant cursor, on Citus (ADR 025, feed cursor)',
+    kinds: ['unpinned'],
+    match: /^\s*delete from "[a-z0-9_]+_projection"\s*$|from svc_events where stream_type = any\(\$1::text\[\]\) and seq > \$2::bigint order by seq|^\s*insert into svc_projection_versions /,
+  },
+];
 
 /** The reason a violation is allowed for now, or null. */
 export function waiverOf(problem: Problem, text: string): string | null {
