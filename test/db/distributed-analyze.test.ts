@@ -64,3 +64,15 @@ describe('the tenant-less scope', () => {
     expect(analyze(publicRead)).toEqual({ tenants: [null], problems: [] });
   });
 });
+
+describe('waivers (ADR 025: what waits for the layout or the feed cursor)', () => {
+  it('match their class of statement only, never a whole table', async () => {
+    const { waiverOf } = await import('../../runtime/db/distributed/waivers.ts');
+    const unpinned = (table: string) => ({ kind: 'unpinned' as const, table, message: '' });
+    const prune = 'with gone as (delete from svc_changes where occurred_at < now() - make_interval(secs => $1::double precision) returning 1) select 1';
+    expect(waiverOf(unpinned('svc_changes'), prune)).toMatch(/every shard/);
+    expect(waiverOf(unpinned('svc_changes'), 'delete from svc_changes where id = $1')).toBeNull();
+    expect(waiverOf(unpinned('deal'), 'update "deal" as t set "title" = $1 where t."id" = $2')).toBeNull();
+    expect(waiverOf({ ...unpinned('svc_events'), kind: 'moves-tenant' }, 'update svc_jobs set x = 1; select pg_current_snapshot()')).toBeNull();
+  });
+});
