@@ -127,8 +127,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const name = `citus_bench_${Date.now()}`;
   await admin((c) => c.query(`create database "${name}"`));
-  const pool = new pg.Pool({ connectionString: databaseUrl(name), max: Math.max(...CONNECTIONS) });
+  // The connections are opened once and kept (no idle timeout): the server is shared, and a
+  // cell must not fail half-way for a connection another process took meanwhile.
+  const pool = new pg.Pool({ connectionString: databaseUrl(name), max: Math.max(...CONNECTIONS), idleTimeoutMillis: 0 });
   try {
+    const held = await Promise.all(Array.from({ length: Math.max(...CONNECTIONS) }, () => pool.connect()));
+    for (const client of held) client.release();
     await pool.query(SCHEMA);
     const results = new Map<string, Cell[]>();
     for (let round = 1; round <= ROUNDS; round++) {

@@ -39,7 +39,6 @@ export interface Analysis {
  * libpg-query's parse tree is plain JSON whose node kinds are object keys
  * (`{SelectStmt: {...}}`): walked generically, so typed as `any` here only.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Ast = any;
 
 /** One reference in a FROM list (a table, a CTE, a subquery), with its union-find slot. */
@@ -107,9 +106,8 @@ class Analyzer {
   }
 
   private pin(slot: number, tenants: Iterable<Tenant>): void {
-    const key = slot;
-    let set = this.pins.get(key);
-    if (!set) this.pins.set(key, (set = new Set()));
+    let set = this.pins.get(slot);
+    if (!set) this.pins.set(slot, (set = new Set()));
     for (const t of tenants) set.add(t);
   }
 
@@ -289,7 +287,7 @@ class Analyzer {
       else if (left) this.pin(left.slot, [this.value(e.rexpr)]);
       else if (right) this.pin(right.slot, [this.value(e.lexpr)]);
     } else if (left && e.kind === 'AEXPR_OP_ANY' && op === '=') {
-      this.pin(left.slot, this.values_(e.rexpr));
+      this.pin(left.slot, this.arrayValues(e.rexpr));
     } else if (left && e.kind === 'AEXPR_IN' && op === '=') {
       this.pin(left.slot, (e.rexpr.List?.items ?? [e.rexpr]).map((v: Ast) => this.value(v)));
     }
@@ -317,7 +315,7 @@ class Analyzer {
   }
 
   /** `= any($n)`: every element of the bound array. */
-  private values_(expr: Ast): Tenant[] {
+  private arrayValues(expr: Ast): Tenant[] {
     const node = expr?.TypeCast ? expr.TypeCast.arg : expr;
     if (node?.ParamRef && this.values) {
       const v = this.values[node.ParamRef.number - 1];
