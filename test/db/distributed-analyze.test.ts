@@ -76,3 +76,15 @@ describe('waivers (ADR 025: what waits for the layout or the feed cursor)', () =
     expect(waiverOf({ ...unpinned('svc_events'), kind: 'moves-tenant' }, 'update svc_jobs set x = 1; select pg_current_snapshot()')).toBeNull();
   });
 });
+
+describe('SVC_DISTRIBUTED_CHECK', () => {
+  it('is off, refusing (1) or recording (report, to a file), and names itself when set wrong', async () => {
+    const { checkModeFromEnv } = await import('../../runtime/db/distributed/index.ts');
+    expect(checkModeFromEnv({})).toBeNull();
+    expect(checkModeFromEnv({ SVC_DISTRIBUTED_CHECK: '0' })).toBeNull();
+    expect(checkModeFromEnv({ SVC_DISTRIBUTED_CHECK: '1' })).toBe('throw');
+    expect(checkModeFromEnv({ SVC_DISTRIBUTED_CHECK: 'report', SVC_DISTRIBUTED_CHECK_REPORT: '/tmp/x.jsonl' })).toBe('report');
+    expect(() => checkModeFromEnv({ SVC_DISTRIBUTED_CHECK: 'report' })).toThrow(/^SVC_DISTRIBUTED_CHECK=report needs SVC_DISTRIBUTED_CHECK_REPORT/);
+    expect(() => checkModeFromEnv({ SVC_DISTRIBUTED_CHECK: 'yes' })).toThrow(/^SVC_DISTRIBUTED_CHECK must be 1, report or 0/);
+  });
+});

@@ -38,11 +38,16 @@ export function checkModeFromEnv(env: NodeJS.ProcessEnv = process.env): CheckMod
   const raw = env.SVC_DISTRIBUTED_CHECK?.trim() ?? '';
   if (raw === '' || raw === '0') return null;
   if (raw === '1') return 'throw';
-  if (raw === 'report') return 'report';
+  if (raw === 'report') {
+    if (!env.SVC_DISTRIBUTED_CHECK_REPORT) throw new Error('SVC_DISTRIBUTED_CHECK=report needs SVC_DISTRIBUTED_CHECK_REPORT, the file the violations are appended to');
+    return 'report';
+  }
   throw new Error(`SVC_DISTRIBUTED_CHECK must be 1, report or 0 (got ${JSON.stringify(raw)})`);
 }
 
 const PARSED_KEPT = 4_000;
+/** A long-running `report` process keeps this many in memory; the file has every class. */
+const VIOLATIONS_KEPT = 10_000;
 const FOREIGN = 'not built by runtime/sql: a test\'s or an operator hook\'s own statement';
 
 export class DistributedCheck {
@@ -105,7 +110,7 @@ export class DistributedCheck {
     // a test's own look at the tables or an operator hook's statement: reported, not refused.
     const waived = site === undefined ? FOREIGN : waiverOf(problem, text);
     const violation: Violation = { ...problem, statement: oneLine(text), site: site ?? callSite(), waived };
-    this.violations.push(violation);
+    if (this.violations.length < VIOLATIONS_KEPT) this.violations.push(violation);
     if (this.reportPath) {
       const key = `${problem.kind}|${problem.table}|${violation.site}`;
       if (!this.reported.has(key)) {
