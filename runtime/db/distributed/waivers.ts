@@ -23,7 +23,7 @@ const WAIVERS: readonly Waiver[] = [
   {
     reason: 'Job events appended by the jobs plane for a batch of leased jobs of any tenant: jobs are coordinator-local, their streams move with them (ADR 025, layout)',
     kinds: ['unpinned', 'two-tenants'],
-    match: /\bsvc_jobs\b/,
+    match: /^(?=.*\bsvc_jobs\b)(?=.*'Job')/,
   },
   {
     reason: 'a system read of one stream by id (a job\'s or a workflow run\'s history): those streams move with the coordinator-local tables (ADR 025, layout)',
