@@ -17,6 +17,7 @@ import { shrinkGradually } from './shrink.ts';
 import { isoUtc } from './time.ts';
 import { transactionEnded } from './after-commit.ts';
 import { distributedCheck, installedCheck, type DistributedCheck } from './distributed/index.ts';
+import { sameSite } from '../sql/index.ts';
 
 export type { Notifier } from './notify.ts';
 export type { Database, Db, Tx } from './types.ts';
@@ -49,7 +50,10 @@ export type Fixed = string | { readonly name: string; readonly text: string; rea
  * would. `name` must belong to this one text.
  */
 export function fixed(prepared: boolean, name: string, text: string, values: unknown[]): Fixed {
-  return prepared ? { name, text, values } : pgPromise.as.format(text, values);
+  if (prepared) return { name, text, values };
+  const formatted = pgPromise.as.format(text, values);
+  sameSite(formatted, text); // SVC_DISTRIBUTED_CHECK names its call site by text
+  return formatted;
 }
 
 /** The part of pg's Pool that `anyRows` uses. */

@@ -159,6 +159,12 @@ function remember(text: string): void {
   sites!.set(text, ours.slice(0, 3).join(' < '));
 }
 
+/** `text` (a compiled statement's text with its values formatted in) comes from where `from` was compiled. */
+export function sameSite(text: string, from: string): void {
+  const site = sites?.get(from);
+  if (site !== undefined) sites!.set(text, site);
+}
+
 /**
  * Starts remembering where each statement text is compiled, and returns the
  * lookup: a driver hook (SVC_DISTRIBUTED_CHECK) names a statement's call site
