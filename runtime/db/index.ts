@@ -9,13 +9,15 @@
 import { createHash } from 'node:crypto';
 import pgPromise from './pg-promise.ts';
 import type { Config } from '../config/index.ts';
-import type { IMain } from 'pg-promise';
+import type { IMain, ITaskContext } from 'pg-promise';
 import { createPgNotifier, type ClientClass } from './notify.ts';
 import type { Database, Db, Tx } from './types.ts';
 import { openEmbedded } from './embedded.ts';
 import { shrinkGradually } from './shrink.ts';
 import { isoUtc } from './time.ts';
 import { transactionEnded } from './after-commit.ts';
+import { distributedCheck, installedCheck, type DistributedCheck } from './distributed/index.ts';
+import { sameSite } from '../sql/index.ts';
 
 export type { Notifier } from './notify.ts';
 export type { Database, Db, Tx } from './types.ts';
@@ -51,7 +53,10 @@ export type Fixed = string | { readonly name: string; readonly text: string; rea
  * would. `name` must belong to this one text.
  */
 export function fixed(prepared: boolean, name: string, text: string, values: unknown[]): Fixed {
-  return prepared ? { name, text, values } : pgPromise.as.format(text, values);
+  if (prepared) return { name, text, values };
+  const formatted = pgPromise.as.format(text, values);
+  sameSite(formatted, text); // SVC_DISTRIBUTED_CHECK names its call site by text
+  return formatted;
 }
 
 /** The part of pg's Pool that `anyRows` uses. */
@@ -91,6 +96,7 @@ export function anyRows<T>(runner: Db | Tx, statement: { readonly text: string; 
  * name is logged, never its text: runtime/log).
  */
 async function rowsOnPool<T>(pool: PgPool, statement: object): Promise<T[]> {
+  installedCheck()?.statement(statement, null);
   const client = await pool.connect();
   client.on('error', reportedByTheStatement);
   try {
@@ -139,10 +145,12 @@ export interface DatabaseOptions {
 
 const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
-function createPgp(): IMain {
+function createPgp(check: DistributedCheck | null): IMain {
   // noWarnings: tests run several instances on one URL in one process, on purpose.
   // transact: after-commit hooks (after-commit.ts).
-  const pgp = pgPromise({ capSQL: true, noWarnings: true, transact: transactionEnded });
+  // query: SVC_DISTRIBUTED_CHECK's hook (distributed/index.ts); a throw refuses the statement.
+  const query = check ? (e: { query: unknown; ctx?: ITaskContext }) => check.statement(e.query, e.ctx) : undefined;
+  const pgp = pgPromise({ capSQL: true, noWarnings: true, transact: transactionEnded, ...(query ? { query } : {}) });
   // timestamptz and timestamp as ISO 8601 UTC strings in the one response format (time.ts);
   // date as 'YYYY-MM-DD'. Never JS Dates: JSON-safe.
   for (const oid of [1114, 1184]) pgp.pg.types.setTypeParser(oid, isoUtc);
@@ -166,7 +174,7 @@ export function openServiceDatabase(config: Config, embeddedDir: string): Promis
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const pgp = createPgp();
+  const pgp = createPgp(await distributedCheck());
   if (options.url === null) return openEmbedded(pgp, options.embeddedDir ?? '.svc/pgdata');
   const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
   // No pg-pool idle timers: connections that went idle together would close together (shrink.ts).

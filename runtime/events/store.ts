@@ -12,7 +12,7 @@
 import { newId } from '../ids.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
-import type { ReadScope } from '../tenancy/index.ts';
+import { TenantScope, type ReadScope } from '../tenancy/index.ts';
 import { compile, sql, type Sql, type SqlValue } from '../sql/index.ts';
 
 export interface NewEvent {
@@ -135,7 +135,8 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
         select ${sql.value(eventId, 'text')}, ${streamType}, ${streamId}, coalesce(max(version), 0) + 1,
                ${sql.value(event.eventType, 'text')}, ${sql.value(toJson(event.data), 'jsonb')},
                ${sql.value(event.actorId, 'text')}, ${sql.value(event.tenantId, 'text')}
-          from svc_events where stream_type = ${streamType} and stream_id = ${streamId}
+          from svc_events
+         where stream_type = ${streamType} and stream_id = ${streamId} and ${TenantScope.of(event.tenantId).predicate(null)}
         returning version`));
       return { eventId, version: row.version };
     },
@@ -151,7 +152,9 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
       if (!keeps(streamType)) return null;
       return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
         select ${c.id}, ${c.streamType}, ${c.streamId},
-               coalesce((select max(e.version) from svc_events e where e.stream_type = ${c.streamType} and e.stream_id = ${c.streamId}), 0) + 1,
+               coalesce((select max(e.version) from svc_events e
+                          where e.stream_type = ${c.streamType} and e.stream_id = ${c.streamId}
+                            and e.tenant_id is not distinct from ${c.tenantId}), 0) + 1,
                ${c.eventType}, ${c.data}, ${c.actorId}, ${c.tenantId}
           from ${from}`;
     },
@@ -170,9 +173,10 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
         await t.none(compile(sql`
           insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
           select v.id, v.st, v.sid,
-                 coalesce((select max(e.version) from svc_events e where e.stream_type = v.st and e.stream_id = v.sid), 0) + 1,
-                 v.et, v.data, v.actor, v.tenant
-            from (values ${sql.join(tuples, ', ')}) as v(id, st, sid, et, data, actor, tenant)`));
+                 coalesce((select max(e.version) from svc_events e
+                            where e.stream_type = v.st and e.stream_id = v.sid and e.tenant_id is not distinct from v.tenant_id), 0) + 1,
+                 v.et, v.data, v.actor, v.tenant_id
+            from (values ${sql.join(tuples, ', ')}) as v(id, st, sid, et, data, actor, tenant_id)`));
       }
     },
     async history(streamType, streamId, scope) {

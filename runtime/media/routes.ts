@@ -21,6 +21,7 @@ import type { JobQueue } from '../jobs/index.ts';
 import { workerActor, type AuditActor, type AuditLog } from '../audit/index.ts';
 import { commitUpload } from './commit.ts';
 import { listMedia, pageLimit } from './list.ts';
+import { TenantScope } from '../tenancy/index.ts';
 import { claimUpload, keepUpload, releaseUpload } from './claim.ts';
 import type { MediaReferences } from './references.ts';
 
@@ -113,16 +114,18 @@ export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
     koa.status = 201;
     koa.body = { id, method: 'PUT', expiresAt, ...(presigned
       ? { uploadUrl: presigned.url, headers: presigned.headers }
-      : localUpload(baseUrl(koa, config), deps.signer, id, expiresAt, input.contentType)) };
+      : localUpload(baseUrl(koa, config), deps.signer, caller.scope, id, expiresAt, input.contentType)) };
   });
 
   router.put('/media/upload/:id', async (koa) => {
-    const { expires, sig } = koa.query;
-    if (typeof expires !== 'string' || typeof sig !== 'string' || !deps.signer.verify(koa.params.id, expires, sig)) {
+    const { expires, sig, tenant = '' } = koa.query;
+    if (typeof expires !== 'string' || typeof sig !== 'string' || typeof tenant !== 'string'
+      || !deps.signer.verify(signedName(koa.params.id, tenant), expires, sig)) {
       throw closing(koa, new HttpError(403, 'invalid or expired upload url'));
     }
     const id = koa.params.id;
-    const claim = await claimUpload(db, id);
+    const scope = TenantScope.of(tenant || null);
+    const claim = await claimUpload(db, scope, id);
     if (claim.kind === 'missing') throw closing(koa, notFound());
     if (claim.kind === 'taken') throw closing(koa, conflict('this upload URL has taken its body'));
     try {
@@ -130,10 +133,10 @@ export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
       await driver.put(claim.stagingKey, koa.req, claim.size);
     } catch (error) {
       // A claim left behind (database gone) only spends the URL.
-      await releaseUpload(db, id).catch(() => undefined);
+      await releaseUpload(db, scope, id).catch(() => undefined);
       throw closing(koa, uploadError(koa, error));
     }
-    await keepUpload(db, id);
+    await keepUpload(db, scope, id);
     koa.status = 200;
     koa.body = {};
   });
@@ -188,10 +191,16 @@ function baseUrl(koa: Koa.Context, config: MediaConfig): string {
   return config.publicUrl ?? `${koa.protocol}://${koa.host}`;
 }
 
-function localUpload(base: string, signer: UploadSigner, id: string, expiresAt: string, contentType: string) {
+function localUpload(base: string, signer: UploadSigner, scope: TenantScope, id: string, expiresAt: string, contentType: string) {
   const expires = Math.floor(Date.parse(expiresAt) / 1000);
-  const query = new URLSearchParams({ expires: String(expires), sig: signer.sign(id, expires) });
+  const tenant = scope.tenantId ?? '';
+  const query = new URLSearchParams({ expires: String(expires), ...(tenant ? { tenant } : {}), sig: signer.sign(signedName(id, tenant), expires) });
   return { uploadUrl: `${base}/media/upload/${id}?${query}`, headers: { 'content-type': contentType } };
+}
+
+/** What an upload URL's signature covers: the media id and its tenant ('' for the global scope), so neither can be swapped. */
+function signedName(id: string, tenant: string): string {
+  return `${id}\n${tenant}`;
 }
 
 /** The name without any folder part or control characters, at most 255 characters. */

@@ -152,7 +152,7 @@ export async function commitPending(
   const { discard } = await referenceBlob(t, driver, row.tenantId, stored, key);
   const updated = await t.one(compile(sql`
     update svc_media m set status = 'committed', sha256 = ${sql.value(stored.sha256)}, size = ${sql.value(stored.size)}
-     where id = ${sql.value(row.id)} returning ${WRITTEN}`));
+     where id = ${sql.value(row.id)} and ${TenantScope.of(row.tenantId).predicate('m')} returning ${WRITTEN}`));
   const metadata = metadataOf(toRow(updated));
   await audit(t, { id: row.id, metadata });
   return { metadata, discard };

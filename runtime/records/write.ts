@@ -260,7 +260,7 @@ export async function updateMany(deps: RecordsDeps, caller: Caller, model: unkno
       }
     } else {
       await checkReferences(deps, t, patch, caller);
-      const rows = await deps.rows<{ id: string; [CHANGES_COLUMN]?: Record<string, unknown> }>(t, query(updateManySql(deps, info, patch, filter)));
+      const rows = await deps.rows<{ id: string; [CHANGES_COLUMN]?: Record<string, unknown> }>(t, query(updateManySql(deps, info, patch, filter, caller.scope)));
       changes = rows.map((row) => ({ id: row.id, data: patch.data, audit: row[CHANGES_COLUMN] ?? null }));
     }
     const events = changes.map((c) => ({
@@ -293,13 +293,13 @@ function updateOneSql(deps: RecordsDeps, info: ModelInfo, id: string, valid: Val
   return sql`update ${info.table} as t set ${set}
       from (select ${priorColumns(valid, 'o')} from ${info.table} o
              where o."id" = ${sql.value(id, 'text')} and o."deleted_at" is null and ${caller.scope.predicate('o')} for update) prior
-     where t."id" = prior."id" returning ${info.selectList}, ${changesSql(info, valid, 'prior', 't')} as ${CHANGES}`;
+     where t."id" = prior."id" and ${caller.scope.predicate()} returning ${info.selectList}, ${changesSql(info, valid, 'prior', 't')} as ${CHANGES}`;
 }
 
 /** The bulk UPDATE; when entries keep changes, it reads the old values of the locked rows itself. */
-function updateManySql(deps: RecordsDeps, info: ModelInfo, patch: ValidData, filter: Sql): Sql {
+function updateManySql(deps: RecordsDeps, info: ModelInfo, patch: ValidData, filter: Sql, scope: Caller['scope']): Sql {
   if (!keepsChanges(deps)) return sql`update ${info.table} as t set ${setList(patch)} where ${filter} returning t."id"`;
   return sql`update ${info.table} as u set ${setList(patch)}
     from (select ${priorColumns(patch, 't')} from ${info.table} t where ${filter} for update) prior
-   where u."id" = prior."id" returning u."id", ${changesSql(info, patch, 'prior', 'u')} as ${CHANGES}`;
+   where u."id" = prior."id" and ${scope.predicate('u')} returning u."id", ${changesSql(info, patch, 'prior', 'u')} as ${CHANGES}`;
 }

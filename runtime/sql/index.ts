@@ -139,5 +139,38 @@ export function compile(fragment: Sql, options?: CompileOptions): Query {
   const out: Output = { values: [], scope: options?.scope, scoped: false };
   const text = render(fragment, out);
   if (out.scope !== undefined && !out.scoped) throw new Error('statement built without its scope');
+  if (sites !== null && !sites.has(text)) remember(text);
   return { text, values: out.values };
+}
+
+/**
+ * Where each statement text was first compiled, while traced (`compileSites`).
+ * Under SVC_DISTRIBUTED_CHECK from the start, so that statements compiled
+ * once at module load (runtime/sql/prepare.ts) have theirs too.
+ */
+let sites: Map<string, string> | null = ['1', 'report'].includes(process.env.SVC_DISTRIBUTED_CHECK?.trim() ?? '') ? new Map() : null;
+const SITES_KEPT = 20_000;
+const SITE_FRAME = /\/(runtime|worker|test|bench)\/(?!sql\/)/;
+
+function remember(text: string): void {
+  if (sites!.size >= SITES_KEPT) sites!.clear();
+  const frames = (new Error().stack ?? '').split('\n').slice(2).map((line) => line.trim());
+  const ours = frames.filter((frame) => SITE_FRAME.test(frame) && !frame.includes('node_modules'));
+  sites!.set(text, ours.slice(0, 3).join(' < '));
+}
+
+/** `text` (a compiled statement's text with its values formatted in) comes from where `from` was compiled. */
+export function sameSite(text: string, from: string): void {
+  const site = sites?.get(from);
+  if (site !== undefined) sites!.set(text, site);
+}
+
+/**
+ * Starts remembering where each statement text is compiled, and returns the
+ * lookup: a driver hook (SVC_DISTRIBUTED_CHECK) names a statement's call site
+ * this way, since the driver sends it a few ticks after the caller's stack is gone.
+ */
+export function compileSites(): (text: string) => string | undefined {
+  sites ??= new Map();
+  return (text) => sites!.get(text);
 }

@@ -138,3 +138,29 @@ describe.each(['local', 's3'] as const)('presign and commit with the %s driver',
     });
   }
 });
+
+describe('the local driver\'s upload URL', () => {
+  let service: MediaService;
+  let alice: User;
+
+  beforeAll(async () => {
+    service = await startMediaService({});
+    alice = await userOf(service, 'Sales', 'alice', 'acme');
+  });
+  afterAll(() => service?.close());
+
+  it('signs the tenant in beside the id: another tenant in it is refused and the body is not taken (ADR 025)', async () => {
+    const bytes = 'tenant-bound upload';
+    const grant = await request(service, 'POST', '/media/presign', alice.headers, { filename: 't.txt', contentType: 'text/plain', size: bytes.length });
+    const put = (uploadUrl: string) => fetch(uploadUrl, { method: 'PUT', headers: grant.body.headers, body: bytes });
+    const url = new URL(grant.body.uploadUrl);
+    expect(url.searchParams.get('tenant')).toBe('acme');
+    url.searchParams.set('tenant', 'globex');
+    expect((await put(url.toString())).status).toBe(403);
+    url.searchParams.delete('tenant');
+    expect((await put(url.toString())).status).toBe(403);
+    expect((await request(service, 'POST', '/media/commit', alice.headers, { id: grant.body.id })).status).toBe(409);
+    expect((await put(grant.body.uploadUrl)).status).toBe(200);
+    expect((await request(service, 'POST', '/media/commit', alice.headers, { id: grant.body.id })).status).toBe(201);
+  });
+});

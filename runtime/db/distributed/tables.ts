@@ -1,0 +1,33 @@
+/**
+ * Where each table would live on Citus (docs/adr/025-distributable-layout.md):
+ * distributed by `tenant_id` (co-located), a reference table (copied to every
+ * node), or local to the coordinator. Only distributed tables are checked:
+ * a statement on them must name one tenant.
+ */
+export type Placement = 'distributed' | 'reference' | 'coordinator' | 'catalog';
+
+/** The runtime's tables that hold one tenant's rows: distributed with the model tables. */
+const DISTRIBUTED = new Set([
+  'svc_events', 'svc_changes', 'svc_audit', 'svc_media', 'svc_media_blobs',
+]);
+
+/** Read on every request, written rarely: one copy per node. */
+const REFERENCE = new Set([
+  'svc_users', 'svc_sessions', 'svc_refresh_tokens', 'svc_worker_tokens', 'svc_oauth_identities',
+  'svc_history_coverage',
+]);
+
+/**
+ * Everything else of the runtime's (`svc_` tables): coordinator-local. Jobs
+ * and workflow runs are leased across tenants with `for update skip locked`,
+ * periodic ticks, feed cursors, projection state, realtime presence and the
+ * migrations table are per deployment, not per tenant.
+ */
+export function placement(table: string, schema: string | undefined): Placement {
+  if (schema === 'pg_catalog' || schema === 'information_schema' || table.startsWith('pg_')) return 'catalog';
+  if (DISTRIBUTED.has(table)) return 'distributed';
+  if (REFERENCE.has(table)) return 'reference';
+  if (table.startsWith('svc_')) return 'coordinator';
+  // A generated model table or its projection (`<model>_projection`).
+  return 'distributed';
+}

@@ -1,0 +1,76 @@
+/**
+ * Statements that are not single-shard today and are allowed to stay so
+ * until the change ADR 025 names lands. Each waiver names its reason; the
+ * list shrinks as the layout (composite keys, the tenant sentinel) and the
+ * per-tenant feed cursor arrive. A waiver matches one class of statement,
+ * never a whole table.
+ */
+import type { Problem } from './analyze.ts';
+
+interface Waiver {
+  readonly reason: string;
+  readonly kinds: readonly Problem['kind'][];
+  /** The statement's class, by text (the runtime builds these from constants). */
+  readonly match: RegExp;
+}
+
+const WAIVERS: readonly Waiver[] = [
+  {
+    reason: 'the global feed reader (runtime/feed/read.ts): one node\'s order below pg_snapshot_xmin; the per-tenant cursor replaces it on Citus (ADR 025, feed cursor)',
+    kinds: ['unpinned'],
+    match: /pg_current_snapshot\(\)/,
+  },
+  {
+    reason: 'Job events appended by the jobs plane for a batch of leased jobs of any tenant: jobs are coordinator-local, their streams move with them (ADR 025, layout)',
+    kinds: ['unpinned', 'two-tenants'],
+    match: /^(?=.*\bsvc_jobs\b)(?=.*'Job')/,
+  },
+  {
+    reason: 'a system read of one stream by id (a job\'s or a workflow run\'s history): those streams move with the coordinator-local tables (ADR 025, layout)',
+    kinds: ['unpinned'],
+    match: /^\s*select [^;]* from svc_events\s+where stream_type = \$1::text and stream_id = \$2::text and true order by version\s*$/,
+  },
+  {
+    reason: 'the change log\'s retention sweep: a multi-shard DELETE without a join, which Citus runs on every shard in parallel',
+    kinds: ['unpinned'],
+    match: /^\s*with gone as \(delete from svc_changes\s+where occurred_at < /,
+  },
+  {
+    reason: 'the projections\' sync and refresh join base and projection rows on id alone: co-located on Citus once both keys are (tenant_id, id) (ADR 025, layout)',
+    kinds: ['unpinned'],
+    match: /delete from "[a-z0-9_]+_projection" p\b/,
+  },
+  {
+    reason: 'a projection rebuild (an operator\'s command) empties the projection and replays the whole log in global seq order: per tenant, by the per-tenant cursor, on Citus (ADR 025, feed cursor)',
+    kinds: ['unpinned'],
+    match: /^\s*delete from "[a-z0-9_]+_projection"\s*$|from svc_events where stream_type = any\(\$1::text\[\]\) and seq > \$2::bigint order by seq|^\s*insert into svc_projection_versions /,
+  },
+  {
+    reason: 'the operator\'s history diagnostics: an aggregate per stream type, which Citus runs on every shard and merges',
+    kinds: ['unpinned'],
+    match: /^ ?select stream_type, count\(\*\)::int as events, min\(occurred_at\) as first_at, max\(occurred_at\) as last_at from svc_events where stream_type = any\(\$1::text\[\]\) group by stream_type ?$/,
+  },
+  {
+    reason: 'the audit, history and media sweeps (system work over every tenant) lock a batch with skip locked, which Citus runs on one shard only, and act on rows of several tenants by id: per shard, tenant by tenant, with the layout (ADR 025, layout)',
+    kinds: ['unpinned', 'two-tenants'],
+    match: new RegExp([
+      /^ ?with doomed as \( ?select (id|seq) from (svc_audit|svc_events) where /,
+      /^ ?select m\.id, m\.tenant_id, m\.status, m\.staging_key, b\.storage_key as blob_key from svc_media m /,
+      /^ ?(delete from svc_media|update svc_media set staging_key = null) where id = any\(\$1::text\[\]\) ?$/,
+      /^ ?select coalesce\(tenant_id, ''\) as tenant, sha256, storage_key from svc_media_blobs where refcount = 0 /,
+      /^ ?delete from svc_media_blobs b using unnest\(/,
+    ].map((r) => r.source).join('|')),
+  },
+  {
+    reason: 'the projections\' drift report (operator diagnostics) compares base and projection over every tenant: a fan-out that needs the (tenant_id, id) join of the layout (ADR 025, layout)',
+    kinds: ['unpinned'],
+    match: /^ ?with src as \(select coalesce\(b\."id"::text, ''\), coalesce\(b\."tenant_id"::text, ''\)/,
+  },
+];
+
+/** The reason a violation is allowed for now, or null. The patterns read the text with its whitespace collapsed. */
+export function waiverOf(problem: Problem, text: string): string | null {
+  const flat = text.replace(/\s+/g, ' ');
+  for (const w of WAIVERS) if (w.kinds.includes(problem.kind) && w.match.test(flat)) return w.reason;
+  return null;
+}
