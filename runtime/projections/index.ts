@@ -13,7 +13,7 @@ import { compile, sql } from '../sql/index.ts';
 import { planProjections, readCatalog } from './plan.ts';
 import { projectionTableName } from './names.ts';
 import { Builder, planBuilds } from './build.ts';
-import { buildTenantIndexes } from './indexes.ts';
+import { buildTenantIndexes, type IndexBuilds } from './indexes.ts';
 import { readiness } from './readiness.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
 import { Refresher, TABLES_CONSUMER } from './refresher.ts';
@@ -51,8 +51,7 @@ export const projections = defineCapability({
     const ready = readiness(ctx.db, tables);
     const builder = new Builder(ctx.db, ctx.log, ctx.config.projections.buildBatch, ready.markReady);
     await builder.start(pending);
-    // An existing table without the (tenant_id, id) index gets it in the background (embedded: one connection, small data: none).
-    const indexes = ctx.dbKind === 'server' ? buildTenantIndexes(ctx.directDb, tables, ctx.log) : null;
+    const indexes = afterListening(ctx, () => buildTenantIndexes(ctx.directDb, tables, ctx.log));
     const infos = describe(tables, ctx.projections);
     ctx.services.projections = {
       list: () => infos, tableOf: (model) => byModel.get(model), stats: () => refresher.stats(),
@@ -63,7 +62,7 @@ export const projections = defineCapability({
     }), ctx.log, ctx.services.audit);
     return {
       async stop() {
-        await indexes?.stop();
+        await indexes.stop();
         await builder.stop();
         await refresher.stop();
       },
@@ -90,6 +89,27 @@ async function prepare(ctx: ServiceContext<never>): Promise<{ tables: TableProje
     const { pending } = await planBuilds(t, tables, { always: ctx.config.projections.sync === 'always', fresh: !cursor, reshaped });
     return { tables, pending };
   });
+}
+
+/**
+ * An existing table without the (tenant_id, id) index gets it once this
+ * instance listens, every capability initialised: a `create index concurrently`
+ * waits for open transactions, and one of them taking a lock on the table
+ * behind it (the public read's filter indexes at start, in a transaction)
+ * would be a deadlock. Not on the embedded database (one connection, small
+ * data), nor for a schema mounted beside a running one (`svc-gen dev`).
+ */
+function afterListening(ctx: ServiceContext<never>, build: () => IndexBuilds): { stop(): Promise<void> } {
+  if (ctx.dbKind !== 'server' || ctx.server.listening) return { stop: async () => undefined };
+  let running: IndexBuilds | null = null;
+  const start = () => void (running = build());
+  ctx.server.once('listening', start);
+  return {
+    async stop() {
+      ctx.server.off('listening', start);
+      await running?.stop();
+    },
+  };
 }
 
 function validateCustoms(ctx: ServiceContext<never>): void {
