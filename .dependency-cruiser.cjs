@@ -8,7 +8,7 @@
  * type-only imports count as dependencies (tsPreCompilationDeps).
  */
 const CAPABILITIES = [
-  'actions', 'audit', 'auth', 'diagnostics', 'events', 'feed', 'graphql', 'jobs', 'media', 'metrics',
+  'actions', 'audit', 'auth', 'console', 'diagnostics', 'events', 'feed', 'graphql', 'jobs', 'media', 'metrics',
   'openapi', 'projections', 'public', 'realtime', 'records', 'workflows',
 ];
 const CAPABILITY = `^runtime/(${CAPABILITIES.join('|')})/`;

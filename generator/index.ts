@@ -10,6 +10,7 @@ import { fromSnapshot } from '../runtime/ir/snapshot.ts';
 import type { SchemaIR } from '../runtime/ir/types.ts';
 import { diagnostic, formatDiagnostic, type Diagnostic, type SourceLocation } from './diagnostics.ts';
 import { emitProject } from './emit/index.ts';
+import { CURRENT_LAYOUT, type Layout } from './emit/migrate/index.ts';
 import { buildIR } from './ir/index.ts';
 import { packageSlug } from './ir/naming.ts';
 import { parseSchemaSource } from './parse/index.ts';
@@ -37,8 +38,10 @@ export type BuildResult =
       readonly unchanged: readonly string[];
       /** Relative paths deleted (projections and untouched stubs of removed models). */
       readonly removed: readonly string[];
-      /** The migration this build added, with its changes in words. */
+      /** The migration this build added, with its changes in words (the expand half of a pair). */
       readonly migration: { readonly path: string; readonly summary: readonly string[] } | null;
+      /** The contract half (drops, old columns), applied by the runner once no older build runs. */
+      readonly contract: { readonly path: string; readonly summary: readonly string[] } | null;
     }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] }
   | {
@@ -49,7 +52,14 @@ export type BuildResult =
     };
 
 export type ParseResult =
-  | { readonly ok: true; readonly ir: SchemaIR; readonly source: string; readonly locate: (model: string, field?: string) => SourceLocation }
+  | {
+      readonly ok: true;
+      readonly ir: SchemaIR;
+      readonly source: string;
+      readonly locate: (model: string, field?: string) => SourceLocation;
+      /** `Model.field` -> the field name it was renamed from (`@renamedFrom`). */
+      readonly renames: ReadonlyMap<string, string>;
+    }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
 
 /** Reads and checks a schema file without writing anything. */
@@ -68,9 +78,9 @@ export async function parseSchemaFile(schemaPath: string): Promise<ParseResult> 
 export function parseSchemaText(source: string, file: string): ParseResult {
   const built = buildIR(parseSchemaSource(source, file));
   if (!built.ok) return built;
-  const { ir, locations } = built.value;
+  const { ir, locations, renames } = built.value;
   const locate = (model: string, field?: string) => locations.get(field ? `${model}.${field}` : model) ?? locations.get(model) ?? { file, line: 1 };
-  return { ok: true, ir, source, locate };
+  return { ok: true, ir, source, locate, renames };
 }
 
 export async function build(options: BuildOptions): Promise<BuildResult> {
@@ -84,35 +94,46 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     schemaSource: parsed.source,
     schemaFile: 'schema.ts',
     name: options.name ?? packageSlug(basename(dirname(resolve(options.schemaPath)))),
-    previous: { snapshot: previous.ir, migrations: state.migrations, managed: state.managed },
+    previous: { snapshot: previous.ir, layout: previous.layout, migrations: state.migrations, managed: state.managed },
     allowDestructive: options.allowDestructive ?? false,
+    renames: parsed.renames,
     locate: parsed.locate,
   });
   if (!emitted.ok) return emitted;
-  const { files, obsolete, migration } = emitted.value;
+  const { files, obsolete, migration, contract } = emitted.value;
   const plan = await planWrite(options.outDir, files, obsolete);
   if (options.check) {
     if (plan.changes.length > 0) return { ok: false, stale: plan.changes.map((c) => c.path), details: plan.changes };
-    return { ok: true, written: [], unchanged: plan.unchanged, removed: [], migration: null };
+    return { ok: true, written: [], unchanged: plan.unchanged, removed: [], migration: null, contract: null };
   }
   await applyWrite(options.outDir, files, plan);
   const written = plan.changes.filter((c) => c.status !== 'remove').map((c) => c.path);
   const removed = plan.changes.filter((c) => c.status === 'remove').map((c) => c.path);
-  return { ok: true, written, unchanged: plan.unchanged, removed, migration };
+  return { ok: true, written, unchanged: plan.unchanged, removed, migration, contract };
 }
 
-function previousSnapshot(state: DirState, outDir: string): { ir: SchemaIR | null } | { diagnostics: Diagnostic[] } {
+type Previous = { ir: SchemaIR | null; layout: Layout };
+
+function previousSnapshot(state: DirState, outDir: string): Previous | { diagnostics: Diagnostic[] } {
   const file = displayPath(resolve(outDir, 'schema.snapshot.json'));
   if (state.snapshotText === null) {
-    if (state.migrations.length === 0) return { ir: null };
+    if (state.migrations.length === 0) return { ir: null, layout: CURRENT_LAYOUT };
     const message = `${displayPath(outDir)}/migrations has files but schema.snapshot.json is missing; restore it from version control`;
     return { diagnostics: [diagnostic('BAD_SNAPSHOT', { file, line: 1 }, message)] };
   }
   try {
-    return { ir: fromSnapshot(JSON.parse(state.snapshotText)) };
+    const json = JSON.parse(state.snapshotText) as { layout?: unknown };
+    return { ir: fromSnapshot(json), layout: snapshotLayout(json.layout) };
   } catch (error) {
     return { diagnostics: [diagnostic('BAD_SNAPSHOT', { file, line: 1 }, `cannot read the previous snapshot: ${(error as Error).message}`)] };
   }
+}
+
+/** Snapshots written before index layouts existed have none: layout 1. */
+function snapshotLayout(value: unknown): Layout {
+  if (value === undefined) return 1;
+  if (value === 1 || value === CURRENT_LAYOUT) return value;
+  throw new Error(`unsupported index layout ${JSON.stringify(value)} (this svc-gen knows 1 and ${CURRENT_LAYOUT})`);
 }
 
 /** Paths in messages: relative to the working directory when below it. */

@@ -12,6 +12,19 @@ export type { Operation, Role };
 /** Who may perform an operation: anyone, any signed-in user, or these roles (Admin always may). */
 export type AccessValue = 'public' | 'authenticated' | readonly Role[];
 
+/**
+ * Field tags, written in a field's JSDoc (`/** @email @unique *\/`):
+ * - validation: `@email`, `@numeric`, `@min N`, `@max N` (value for numbers,
+ *   length for strings and lists);
+ * - storage: `@default <literal>`, `@unique` (among the live rows of a
+ *   tenant), `@index` (a tenant's list ordered by the field walks an index);
+ * - `@sensitive`: the audit log shows the field's values as "[redacted]";
+ * - `@renamedFrom("oldName")`: the field was called `oldName`; the next build
+ *   moves its data to the new column (expand/contract, docs/migrations.md)
+ *   instead of dropping one field and adding another. Renames are never guessed.
+ */
+export type FieldTag = 'email' | 'numeric' | 'min' | 'max' | 'default' | 'unique' | 'index' | 'sensitive' | 'renamedFrom';
+
 export interface ModelOptions {
   /** Absent operations default to: read `authenticated`, create/update/delete `['Admin']`. */
   access?: Partial<Record<Operation, AccessValue>>;

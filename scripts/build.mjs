@@ -2,7 +2,8 @@
 // `npm run build` (and `prepare`, so `npm pack` and `npm ci` build too):
 // compile the TypeScript sources into dist/ (JavaScript + declarations), then
 // copy the capabilities' SQL migrations beside their compiled code, where
-// `new URL('./migrations/', import.meta.url)` looks for them.
+// `new URL('./migrations/', import.meta.url)` looks for them; and build the
+// operator console (console/, Vite) into dist/console with precompressed assets.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,4 +24,6 @@ for (const capability of readdirSync(join(root, 'runtime'))) {
   const migrations = join(root, 'runtime', capability, 'migrations');
   if (existsSync(migrations)) cpSync(migrations, join(dist, 'runtime', capability, 'migrations'), { recursive: true });
 }
-process.stderr.write('svc-gen build: wrote dist/\n');
+const { buildConsole } = await import('../console/build.mjs');
+const { gzipped } = await buildConsole(join(dist, 'console'));
+process.stderr.write(`svc-gen build: wrote dist/ (console: ${(gzipped / 1024).toFixed(1)} KiB gzipped)\n`);

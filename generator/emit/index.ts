@@ -9,7 +9,7 @@ import { emitAccess } from './access.ts';
 import { emitActions } from './actions.ts';
 import { emitClient } from './client.ts';
 import { GENERATED_MARKER } from './header.ts';
-import { emitMigration } from './migrate/index.ts';
+import { CURRENT_LAYOUT, emitMigrations, placeColumns, type Layout } from './migrate/index.ts';
 import { emitModels } from './models.ts';
 import { emitGitignore, emitPackageJson, emitServer, emitTsconfig } from './project.ts';
 import { emitProjections } from './projections.ts';
@@ -20,6 +20,8 @@ import { emitWorkflows } from './workflows.ts';
 export interface PreviousOutput {
   /** The IR of DIR/schema.snapshot.json; null for a first build. */
   readonly snapshot: SchemaIR | null;
+  /** The snapshot's index layout (`layout`; 1 when absent). */
+  readonly layout: Layout;
   /** File names in DIR/migrations. */
   readonly migrations: readonly string[];
   /** Contents of DIR/projections/* and DIR/resolvers/* by relative path. */
@@ -36,6 +38,8 @@ export interface EmitInput {
   readonly name: string;
   readonly previous: PreviousOutput;
   readonly allowDestructive: boolean;
+  /** `Model.field` -> the field name it was renamed from (`@renamedFrom`); kept out of the IR. */
+  readonly renames: ReadonlyMap<string, string>;
   readonly locate: (model: string, field?: string) => SourceLocation;
 }
 
@@ -44,24 +48,34 @@ export interface EmitOutput {
   readonly files: ReadonlyMap<string, string>;
   /** Files to delete: projections of removed models, untouched stubs of removed models. */
   readonly obsolete: readonly string[];
-  /** The new migration's path and change summary, when there is one. */
-  readonly migration: { readonly path: string; readonly summary: readonly string[] } | null;
+  /** The new migration's path and change summary, when there is one (the expand half of a pair). */
+  readonly migration: MigrationSummary | null;
+  /** The contract half, when the build emitted one. */
+  readonly contract: MigrationSummary | null;
+}
+
+export interface MigrationSummary {
+  readonly path: string;
+  readonly summary: readonly string[];
 }
 
 export function emitProject(input: EmitInput): Result<EmitOutput> {
-  const { ir, schemaFile, previous } = input;
-  const migration = emitMigration({
+  const { schemaFile, previous } = input;
+  const ir = placeColumns(input.ir, previous.snapshot);
+  const migrations = emitMigrations({
     previous: previous.snapshot,
+    previousLayout: previous.layout,
     next: ir,
+    renames: input.renames,
     existing: previous.migrations,
     allowDestructive: input.allowDestructive,
     schemaFile,
     locate: input.locate,
   });
-  if (!migration.ok) return migration;
+  if (!migrations.ok) return migrations;
   const files = new Map<string, string>([
-    ...(migration.value ? ([[migration.value.path, migration.value.content]] as const) : []),
-    ['schema.snapshot.json', stableStringify(toSnapshot(ir))],
+    ...migrations.value.map((m) => [m.path, m.content] as const),
+    ['schema.snapshot.json', snapshotFile(ir)],
     ['schema.ts', input.schemaSource],
     ['access.ts', emitAccess(ir, schemaFile)],
     ['models.ts', emitModels(ir, schemaFile)],
@@ -79,8 +93,16 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
   ]);
   const obsolete = [...obsoleteProjections(files, previous.managed), ...obsoleteStubs(ir, previous.managed)].sort();
   const sorted = new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const summary = migration.value ? { path: migration.value.path, summary: migration.value.summary } : null;
-  return { ok: true, value: { files: sorted, obsolete, migration: summary } };
+  const [first, second] = migrations.value.map(({ path, summary }) => ({ path, summary }));
+  return { ok: true, value: { files: sorted, obsolete, migration: first ?? null, contract: second ?? null } };
+}
+
+/**
+ * `schema.snapshot.json`: the runtime's canonical snapshot of the IR, plus the
+ * index layout its database has (`layout`, the generator's alone: ADR 020).
+ */
+export function snapshotFile(ir: SchemaIR): string {
+  return stableStringify({ ...(toSnapshot(ir) as object), layout: CURRENT_LAYOUT });
 }
 
 /** Generated projection files whose model is gone. */

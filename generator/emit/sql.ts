@@ -3,7 +3,7 @@
  * quoted (a field called `order` or `user` must work); SQL is lower-case.
  */
 import type { Field, FieldKind, FieldType, Literal, Scalar } from '../../runtime/ir/types.ts';
-import { checkName, indexName, quoteIdent, quoteLiteral, uniqueIndexName } from '../ir/naming.ts';
+import { checkName, quoteIdent, quoteLiteral } from '../ir/naming.ts';
 
 const SCALAR_SQL: Record<Scalar, string> = {
   string: 'text',
@@ -55,25 +55,20 @@ export function checkConstraint(table: string, field: Field): string | null {
 }
 
 /**
- * A plain index: every belongsTo and Media column (DELETE /media/{id} looks up
- * the records holding an id), and `@index` unless `@unique` already indexes it.
+ * `value` (of SQL type `from`) as SQL type `to`. Text reads every type's
+ * output; jsonb, boolean <-> number and date <-> number need their own form.
  */
-export function wantsIndex(field: Field): boolean {
-  const reference = field.type.kind === 'belongsTo' || field.type.kind === 'media';
-  return field.column !== null && (reference || (field.index && !field.unique));
+export function convertSql(value: string, from: string, to: string): string {
+  if (from === to) return value;
+  if (to === 'jsonb') return `to_jsonb(${value})`;
+  if (from === 'jsonb') return `(${value} #>> '{}')::${to}`;
+  const special = CONVERSIONS[`${from}->${to}`];
+  return special ? special(value) : `(${value})::${to}`;
 }
 
-export function createIndex(table: string, field: Field): string {
-  return `create index ${quoteIdent(indexName(table, field.column!))} on ${quoteIdent(table)} (${quoteIdent(field.column!)});`;
-}
-
-/** Unique among the live rows of a tenant; a null tenant counts as one tenant. */
-export function createUniqueIndex(table: string, field: Field): string {
-  const name = quoteIdent(uniqueIndexName(table, field.column!));
-  return `create unique index ${name} on ${quoteIdent(table)} (coalesce("tenant_id", ''), ${quoteIdent(field.column!)}) where "deleted_at" is null;`;
-}
-
-/** Indexes a new column needs, in a fixed order. */
-export function fieldIndexes(table: string, field: Field): string[] {
-  return [...(wantsIndex(field) ? [createIndex(table, field)] : []), ...(field.unique ? [createUniqueIndex(table, field)] : [])];
-}
+const CONVERSIONS: Record<string, (value: string) => string> = {
+  'boolean->double precision': (v) => `(${v})::int::double precision`,
+  'double precision->boolean': (v) => `(${v}) <> 0`,
+  'timestamptz->double precision': (v) => `extract(epoch from ${v})::double precision`,
+  'double precision->timestamptz': (v) => `to_timestamp(${v})`,
+};

@@ -10,7 +10,8 @@ import { readTagFacts } from './tags.ts';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SYSTEM_NAMES = new Set<string>(SYSTEM_COLUMNS.flatMap((c) => [c.name, c.column]));
 
-export function buildFields(node: RawInterface, decls: Declarations, inEmbed: boolean, diagnostics: Diagnostic[]): Field[] {
+/** `renames` collects `Model.field` -> the name in its `@renamedFrom` (model fields only). */
+export function buildFields(node: RawInterface, decls: Declarations, inEmbed: boolean, diagnostics: Diagnostic[], renames?: Map<string, string>): Field[] {
   const fields: Field[] = [];
   const names = new Map<string, string>();
   for (const raw of node.fields) {
@@ -19,7 +20,7 @@ export function buildFields(node: RawInterface, decls: Declarations, inEmbed: bo
       diagnostics.push(diagnostic('UNSUPPORTED_DECLARATION', raw.at, `${node.name}: field name '${raw.name}' must be a plain identifier (letters, digits, _)`));
       continue;
     }
-    const field = buildField(node.name, raw, decls, inEmbed, diagnostics);
+    const field = buildField(node, raw, decls, inEmbed, diagnostics, renames);
     if (!field) continue;
     if (!inEmbed && SYSTEM_NAMES.has(field.name)) {
       diagnostics.push(diagnostic('RESERVED_FIELD', raw.at, `${node.name}.${raw.name} is a system field every model already has; rename it`));
@@ -30,7 +31,8 @@ export function buildFields(node: RawInterface, decls: Declarations, inEmbed: bo
   return fields;
 }
 
-function buildField(owner: string, raw: RawField, decls: Declarations, inEmbed: boolean, diagnostics: Diagnostic[]): Field | null {
+function buildField(node: RawInterface, raw: RawField, decls: Declarations, inEmbed: boolean, diagnostics: Diagnostic[], renames?: Map<string, string>): Field | null {
+  const owner = node.name;
   const where = `${owner}.${raw.name}`;
   const resolved = resolveFieldType(raw, decls, inEmbed);
   if (!resolved.ok) {
@@ -39,6 +41,7 @@ function buildField(owner: string, raw: RawField, decls: Declarations, inEmbed: 
   }
   const { type } = resolved;
   const facts = readTagFacts(raw.tags, type, where, diagnostics);
+  if (facts.renamedFrom !== undefined) checkRename(node, raw, facts.renamedFrom, inEmbed, diagnostics, renames);
   const belongsTo = type.kind === 'belongsTo';
   return {
     kind: 'field',
@@ -53,6 +56,16 @@ function buildField(owner: string, raw: RawField, decls: Declarations, inEmbed: 
     index: facts.index,
     sensitive: facts.sensitive,
   };
+}
+
+/** A rename names a field that no longer exists, on a model (embedded blocks have no columns to move). */
+function checkRename(node: RawInterface, raw: RawField, from: string, inEmbed: boolean, diagnostics: Diagnostic[], renames?: Map<string, string>): void {
+  const at = raw.tags.find((t) => t.name === 'renamedFrom')?.at ?? raw.at;
+  const where = `${node.name}.${raw.name}`;
+  if (inEmbed || !renames) diagnostics.push(diagnostic('TAG_NOT_APPLICABLE', at, `@renamedFrom on ${where}: applies only to fields of a model`));
+  else if (from === raw.name) diagnostics.push(diagnostic('BAD_TAG_VALUE', at, `@renamedFrom on ${where}: names the field itself`));
+  else if (node.fields.some((f) => f.name === from)) diagnostics.push(diagnostic('BAD_TAG_VALUE', at, `@renamedFrom on ${where}: ${node.name}.${from} is still declared; remove it to rename`));
+  else renames.set(where, from);
 }
 
 /** Two fields must not share a column or a JSON name (e.g. `companyId` next to `company: Company`). */

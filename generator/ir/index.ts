@@ -16,13 +16,16 @@ export interface BuiltSchema {
   readonly ir: SchemaIR;
   /** Where each model (`Contact`) and field (`Contact.email`) is declared; kept out of the IR. */
   readonly locations: ReadonlyMap<string, SourceLocation>;
+  /** `Contact.fullName` -> `name` for `@renamedFrom("name")`: migration input only, kept out of the IR. */
+  readonly renames: ReadonlyMap<string, string>;
 }
 
 export function buildIR(raw: RawSchema): Result<BuiltSchema> {
   const diagnostics: Diagnostic[] = [...raw.diagnostics];
   const decls = collectDeclarations(raw, diagnostics);
   const options = collectOptions(raw, decls, diagnostics);
-  const models = [...decls.models.values()].map((node) => buildModel(node, decls, options.get(node.name), diagnostics));
+  const renames = new Map<string, string>();
+  const models = [...decls.models.values()].map((node) => buildModel(node, decls, options.get(node.name), diagnostics, renames));
   checkTables(models, decls, diagnostics);
   const linked = linkInverses(models, decls.models, diagnostics);
   const enums: EnumDef[] = [...decls.enums.values()].map((e) => ({ kind: 'enum', name: e.name, values: e.values }));
@@ -30,7 +33,7 @@ export function buildIR(raw: RawSchema): Result<BuiltSchema> {
   const automation = buildAutomation(raw, linked, enums, [...options.values()], diagnostics);
   if (diagnostics.length > 0) return { ok: false, diagnostics: sortDiagnostics(diagnostics) };
   const ir: SchemaIR = { kind: 'schema', version: 1, models: byName(linked), enums: byName(enums), embeds: byName(embeds), ...automation };
-  return { ok: true, value: { ir: deepFreeze(ir), locations: locationsOf(decls) } };
+  return { ok: true, value: { ir: deepFreeze(ir), locations: locationsOf(decls), renames } };
 }
 
 function locationsOf(decls: Declarations): Map<string, SourceLocation> {
@@ -42,9 +45,9 @@ function locationsOf(decls: Declarations): Map<string, SourceLocation> {
   return out;
 }
 
-function buildModel(node: RawInterface, decls: Declarations, options: RawModelOptions | undefined, diagnostics: Diagnostic[]): Model {
+function buildModel(node: RawInterface, decls: Declarations, options: RawModelOptions | undefined, diagnostics: Diagnostic[], renames: Map<string, string>): Model {
   checkId(node, diagnostics);
-  const fields = buildFields(node, decls, false, diagnostics);
+  const fields = buildFields(node, decls, false, diagnostics, renames);
   return {
     kind: 'model',
     name: node.name,

@@ -38,6 +38,43 @@ export function uniqueIndexName(table: string, column: string): string {
   return pgIdentifier(`${table}_${column}_key`);
 }
 
+/** Layout 2 (tenant-leading) index names: distinct from layout 1's so both exist while an index is switched. */
+export function tenantIndexName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_tidx`);
+}
+
+export function tenantUniqueIndexName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_tkey`);
+}
+
+/** `(tenant_id, id)`: a tenant's default list order. */
+export function tenantListIndexName(table: string): string {
+  return pgIdentifier(`${table}_tenant_id_tidx`);
+}
+
+/** The transient `check (c is not null)` that lets `set not null` skip its scan. */
+export function notNullCheckName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_notnull`);
+}
+
+/** Function and trigger keeping an old and a new column in step during an expand/contract. */
+export function syncTriggerName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_sync`);
+}
+
+/**
+ * The column of a field whose type change rewrites: `amount` -> `amount_v2`,
+ * `amount_v2` -> `amount_v3`, skipping names in `taken`.
+ */
+export function nextColumnName(column: string, taken: ReadonlySet<string>): string {
+  const match = /^(.*)_v(\d+)$/.exec(column);
+  const base = match ? match[1] : column;
+  for (let n = match ? Number(match[2]) + 1 : 2; ; n++) {
+    const name = pgIdentifier(`${base}_v${n}`);
+    if (!taken.has(name)) return name;
+  }
+}
+
 export function checkName(table: string, column: string): string {
   return pgIdentifier(`${table}_${column}_check`);
 }

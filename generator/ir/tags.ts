@@ -3,6 +3,7 @@
  * field's type; a misfit is a diagnostic on the tag's own line.
  */
 import type { FieldType, Literal, Validation } from '../../runtime/ir/types.ts';
+import type { FieldTag } from '../../schema/index.ts';
 import { diagnostic, type Diagnostic } from '../diagnostics.ts';
 import type { RawTag } from '../parse/index.ts';
 import { fitDefault } from './literal.ts';
@@ -14,13 +15,15 @@ export interface TagFacts {
   readonly index: boolean;
   /** `@sensitive`: the audit log redacts the field's values. */
   readonly sensitive: boolean;
+  /** `@renamedFrom("old")`: the field was called `old`; the next migration moves its data (expand/contract). */
+  readonly renamedFrom?: string;
 }
 
 /** Documentation tags that carry no meaning for svc-gen but are not mistakes. */
 const DOC_TAGS = new Set(['see', 'deprecated', 'example', 'remarks', 'description']);
 
 type Handler = (tag: RawTag, type: FieldType, facts: MutableFacts) => string | null;
-type MutableFacts = { validation: { -readonly [K in keyof Validation]: Validation[K] }; default?: Literal; unique: boolean; index: boolean; sensitive: boolean };
+type MutableFacts = { validation: { -readonly [K in keyof Validation]: Validation[K] }; default?: Literal; unique: boolean; index: boolean; sensitive: boolean; renamedFrom?: string };
 
 const isString = (t: FieldType) => t.kind === 'scalar' && t.scalar === 'string';
 const isColumnar = (t: FieldType) => t.kind === 'scalar' || t.kind === 'enum' || t.kind === 'belongsTo' || t.kind === 'media';
@@ -43,14 +46,12 @@ const bound = (key: 'min' | 'max'): Handler => (tag, type, facts) => {
   return null;
 };
 
-const HANDLERS: Record<string, Handler> = {
+/** One handler per tag the schema language documents (schema/index.ts `FieldTag`). */
+const HANDLERS: Record<FieldTag, Handler> = {
   email: flag(isString, 'string fields', (f) => (f.validation.email = true)),
-  numeric: flag(isString, 'string fields', (f) => (f.validation.numeric = true)),
-  unique: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.unique = true)),
-  index: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.index = true)),
-  sensitive: flag(() => true, 'any field', (f) => (f.sensitive = true)),
   min: bound('min'),
   max: bound('max'),
+  numeric: flag(isString, 'string fields', (f) => (f.validation.numeric = true)),
   default: (tag, type, facts) => {
     if (tag.value === '') return 'needs a value';
     const fit = fitDefault(tag.value, type);
@@ -58,7 +59,19 @@ const HANDLERS: Record<string, Handler> = {
     facts.default = fit.value;
     return null;
   },
+  unique: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.unique = true)),
+  index: flag(isColumnar, 'scalar, enum and belongsTo fields', (f) => (f.index = true)),
+  sensitive: flag(() => true, 'any field', (f) => (f.sensitive = true)),
+  renamedFrom: (tag, type, facts) => {
+    const name = /^\(?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*\)?$/.exec(tag.value)?.[2];
+    if (!name) return `needs the field's previous name, e.g. @renamedFrom("oldName") (found "${tag.value}")`;
+    if (!isColumnar(type) && type.kind !== 'embed' && type.kind !== 'list') return 'applies only to fields stored in a column';
+    facts.renamedFrom = name;
+    return null;
+  },
 };
+
+const KNOWN = Object.keys(HANDLERS).map((t) => `@${t}`).join(' ');
 
 const CODE_FOR: Record<string, Diagnostic['code']> = { default: 'BAD_DEFAULT' };
 
@@ -67,9 +80,9 @@ export function readTagFacts(tags: readonly RawTag[], type: FieldType, owner: st
   const seen = new Set<string>();
   for (const tag of tags) {
     if (DOC_TAGS.has(tag.name)) continue;
-    const handler = Object.hasOwn(HANDLERS, tag.name) ? HANDLERS[tag.name] : undefined;
+    const handler = Object.hasOwn(HANDLERS, tag.name) ? HANDLERS[tag.name as FieldTag] : undefined;
     if (!handler) {
-      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: @email @min @max @numeric @default @unique @index @sensitive)`));
+      diagnostics.push(diagnostic('UNKNOWN_TAG', tag.at, `unknown tag @${tag.name} on ${owner} (known: ${KNOWN})`));
       continue;
     }
     if (seen.has(tag.name)) {

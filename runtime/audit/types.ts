@@ -16,7 +16,7 @@ export type Outcome = 'success' | 'denied' | 'error';
 export const AUDIT_ACTIONS = [
   'record.create', 'record.update', 'record.delete', 'record.restore', 'record.hardDelete',
   'auth.login', 'auth.login_failed', 'auth.logout', 'auth.refresh', 'auth.refresh_reuse', 'auth.register',
-  'user.create', 'user.update', 'worker_token.create', 'worker_token.revoke', 'job.enqueue',
+  'user.create', 'user.update', 'worker_token.create', 'worker_token.revoke', 'job.enqueue', 'job.retry', 'job.cancel',
   'media.upload', 'media.delete', 'action.invoke', 'workflow.run', 'projection.rebuild', 'access.denied',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -45,9 +45,10 @@ export const auth = defineCapability({
     await pruneLoginAttempts(db);
     mountAccountRoutes(router, {
       accounts, auth: authenticator, db, selfRegistration: config.auth.selfRegistration, trustForwardedFor: config.rateLimit.trustForwardedFor, audit,
+      refreshTokenTtlSecs: config.auth.refreshTokenTtlSecs,
     });
     mountAdminRoutes(router, { db, auth: authenticator, hasher, config, audit });
-    mountOAuthRoutes(router, { providers: config.auth.oauth, db, accounts, log, audit });
+    mountOAuthRoutes(router, { providers: config.auth.oauth, db, accounts, log, audit, refreshTokenTtlSecs: config.auth.refreshTokenTtlSecs });
     if (config.auth.oauth.length > 0) log.info({ providers: config.auth.oauth.map((p) => p.name) }, 'oauth providers');
     return { stop: () => authenticator.stop() };
   },

@@ -54,6 +54,8 @@ export interface Config {
   /** SVC_LOG_FORMAT; `svc-gen dev` defaults it to `pretty`. */
   readonly logFormat: LogFormat;
   readonly maxBodyBytes: number;
+  /** SVC_CONSOLE: the operator console at /console (`on`, default) or `off` (404). */
+  readonly console: boolean;
   readonly dbPoolSize: number;
   /**
    * The database topology (docs/deploy.md, "Topology"): a connection pooler in
@@ -226,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: r.oneOf('SVC_LOG_LEVEL', ['debug', 'info', 'warn', 'error'], 'info'),
     logFormat: r.oneOf('SVC_LOG_FORMAT', ['json', 'pretty'], 'json'),
     maxBodyBytes: r.int('SVC_MAX_BODY_BYTES', 1024 * 1024, 1, 1024 * 1024 * 1024),
+    console: r.oneOf('SVC_CONSOLE', ['on', 'off'], 'on') === 'on',
     dbPoolSize: r.int('SVC_DB_POOL_SIZE', 20, 1, 1000),
     allowUnknownMigrations: r.bool('SVC_ALLOW_UNKNOWN_MIGRATIONS', false),
     db: readDbTopology(r, databaseUrl),

@@ -7,12 +7,13 @@
  * where it is taken.
  *
  * All are transaction-scoped (`pg_advisory_xact_lock`, `pg_try_advisory_xact_lock`),
- * so they work through a transaction pooler, except the migrations' lock and
+ * so they work through a transaction pooler (the migrations' lock too, since
+ * ADR 019: one short transaction per decision, claims for long steps), except
  * the projection indexes' one, taken for a session on the direct connection
  * (DatabaseOptions.directUrl).
  */
 export const LOCK_KEYS = {
-  /** Migrations: one runner at a time (session lock, direct connection). */
+  /** Migrations: each step's transaction and each claim of a step (runtime/db/migrate/store.ts). */
   migrations: 7_305_648_312_001,
   /** The event history's retention and coverage (events/history.ts). */
   history: 7_305_648_312_002,
@@ -24,6 +25,9 @@ export const LOCK_KEYS = {
   auditRetention: 7_305_648_312_012,
   /** Periodic tasks' tick claims (core/periodic.ts), one key each. */
   periodicAuditRetention: 7_305_648_312_020,
+  periodicJobsReclaim: 7_305_648_312_021,
+  periodicMediaSweep: 7_305_648_312_022,
+  periodicHistorySweep: 7_305_648_312_023,
 } as const;
 
 /** The class (first int) of durable feed consumers' two-int keys; the second is hashtext(consumer name). */

@@ -25,7 +25,7 @@ const PAGE = `<!doctype html>
 <ul>
 <li><a href="${LINKS.ide}">GraphQL IDE</a>: log in with email and password, run queries and subscriptions (<code>POST ${LINKS.graphql}</code> for clients).</li>
 <li><a href="${LINKS.docs}">REST API reference</a>: every REST route (<code>${LINKS.openapi}</code> for tools).</li>
-<li>An operator console at <code>/console</code>: coming.</li>
+<li><a href="/console">Operator console</a> at <code>/console</code>: records, jobs, workflows, audit log, media, schema.</li>
 </ul>
 <p>This page is served outside production only.</p>
 </body>
@@ -40,6 +40,6 @@ export function home(options: HomeOptions): Koa.Middleware {
       koa.body = PAGE;
       return;
     }
-    koa.body = { service: 'svc-gen', ...LINKS, console: 'coming' };
+    koa.body = { service: 'svc-gen', ...LINKS, console: '/console' };
   };
 }

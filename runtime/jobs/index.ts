@@ -13,6 +13,8 @@ import { internalStatements } from './plane.ts';
 import { reclaimExpired, startReclaimer } from './reclaim.ts';
 import { mountAdminRoutes } from './routes/admin.ts';
 import { mountAppRoutes } from './routes/app.ts';
+import { mountControlRoutes } from './routes/control.ts';
+import { CONTROL_PATHS } from './openapi.ts';
 import { mountWorkerRoutes } from './routes/worker.ts';
 import { getJob, mayWatchJob } from './view.ts';
 import type { EnqueueInput, JobQueue } from './types.ts';
@@ -78,7 +80,7 @@ function registerJobStream(ctx: ServiceContext<'streams'>): void {
 export const jobs = defineCapability({
   name: 'jobs',
   provides: ['jobs'],
-  requires: ['events', 'audit', 'realtime', 'streams', 'auth', 'metrics'],
+  requires: ['events', 'audit', 'realtime', 'streams', 'auth', 'metrics', 'openapi'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const queue = createJobQueue(ctx);
@@ -90,6 +92,8 @@ export const jobs = defineCapability({
     const { auth } = ctx.services;
     // Fixed paths before `/jobs/:id`, which would otherwise shadow them.
     mountAdminRoutes(ctx.router, auth, ctx.db, ctx.services.audit);
+    mountControlRoutes(ctx.router, { auth, db: ctx.db, events, audit: ctx.services.audit });
+    ctx.services.openapi.add(CONTROL_PATHS);
     mountWorkerRoutes(ctx.router, {
       db: ctx.db, events, realtime: ctx.services.realtime, log: ctx.log, metrics: ctx.services.metrics,
           prepared: preparesStatements(ctx),

@@ -11,6 +11,19 @@ export const MEDIA_PATHS: PathsContribution = {
     summary: 'Upload one file (multipart/form-data, streamed)', tags, security: [...bearer, ...worker],
     description: 'A user\'s JWT, or X-Worker-Token (with X-Job-Id and X-Lease-Id: the upload takes the tenant of the leased job).',
     responses: { 201: { description: 'stored', schema: UPLOADED }, ...errors(400, 401, 403, 409, 413, 415) },
+  }), get: op({
+    summary: 'Committed media of the caller\'s scope, newest first (keyset pages)', tags, security: bearer,
+    parameters: [
+      { name: 'after', in: 'query', schema: { type: 'string' }, description: 'the nextCursor of the previous page' },
+      { name: 'limit', in: 'query', schema: { type: 'integer' }, description: '1..200, default 50 (clamped)' },
+    ],
+    responses: {
+      200: { description: 'a page', schema: { type: 'object', required: ['items', 'nextCursor'], properties: {
+        items: { type: 'array', items: { ...METADATA, properties: { ...(METADATA.properties as object), url: { type: 'string' } } } },
+        nextCursor: { type: ['string', 'null'] },
+      } } },
+      ...errors(400, 401, 403),
+    },
   }) },
   '/media/presign': { post: op({
     summary: 'Start a direct upload: a URL to PUT the bytes to', tags, security: bearer,

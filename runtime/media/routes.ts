@@ -20,6 +20,7 @@ import { deleteMedia, findMedia, insertCommitted, insertPending, type MediaAudit
 import type { JobQueue } from '../jobs/index.ts';
 import { workerActor, type AuditActor, type AuditLog } from '../audit/index.ts';
 import { commitUpload } from './commit.ts';
+import { listMedia, pageLimit } from './list.ts';
 import { claimUpload, keepUpload, releaseUpload } from './claim.ts';
 import type { MediaReferences } from './references.ts';
 
@@ -143,6 +144,12 @@ export function mountMediaRoutes(router: Router, deps: MediaRoutesDeps): void {
     if (typeof body?.id !== 'string' || body.id === '') throw badRequest('id is required', { field: 'id' });
     koa.status = 201;
     koa.body = withUrl(await commitUpload(db, driver, caller, body.id, auditOf(deps.audit, koa, caller, 'media.upload')));
+  });
+
+  router.get('/media', async (koa) => {
+    const caller = await userCaller(koa, auth);
+    const q = (name: string) => [koa.query[name]].flat()[0];
+    koa.body = await listMedia(db, caller.scope, q('after'), pageLimit(q('limit')));
   });
 
   router.get('/media/:id/metadata', async (koa) => {

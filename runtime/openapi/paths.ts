@@ -71,6 +71,16 @@ export const CORE_PATHS: PathsContribution = {
     description: 'Open in development; with SVC_ENV=production it needs an Admin token (401 without a valid token, 403 for other roles).',
     responses: { 200: { description: 'the IR', schema: obj({ kind: { const: 'schema' }, models: { type: 'array' } }) }, ...errors(401, 403) },
   }) },
+  '/meta/migrations': { get: op({
+    summary: 'Applied migrations (oldest first), pending and unknown ones (Admin)', tags: ['meta'], security: bearer,
+    responses: {
+      200: { description: 'migrations', schema: obj({
+        applied: { type: 'array', items: obj({ scope: str, name: str, appliedAt: timestamp }) },
+        pending: { type: 'array', items: str }, unknown: { type: 'array', items: str },
+      }) },
+      ...errors(401, 403),
+    },
+  }) },
   '/schema.ts': { get: op({ summary: 'The schema file (not in production)', tags: ['meta'], responses: { 200: { description: 'TypeScript source', content: 'text/plain' }, ...errors(404) } }) },
   '/metrics': { get: op({
     summary: 'Prometheus metrics', tags: ['health'], security: ['metricsToken'],
@@ -131,13 +141,17 @@ export const AUTH_PATHS: PathsContribution = {
     responses: { 200: { description: 'providers', schema: obj({ providers: { type: 'array', items: obj({ name: str, authorizeUrl: str }) } }) } },
   }) },
   '/auth/oauth/authorize': { get: op({
-    summary: 'Redirect to the provider', tags: ['auth'], parameters: [{ name: 'provider', in: 'query', required: true, schema: str }],
+    summary: 'Redirect to the provider', tags: ['auth'], parameters: [
+      { name: 'provider', in: 'query', required: true, schema: str },
+      { name: 'return', in: 'query', schema: { const: 'console' }, description: 'end the sign-in in the console: the callback sets the refresh cookie and redirects to /console' },
+    ],
     responses: { 302: { description: 'redirect to the provider' }, ...errors(400, 404) },
   }) },
   '/auth/oauth/callback/{provider}': { get: op({
     summary: 'The provider\'s redirect back', tags: ['auth'],
     responses: {
       200: { description: 'tokens', schema: obj({ access_token: str, refresh_token: str, token_type: { const: 'Bearer' }, user: USER }) },
+      302: { description: 'a sign-in started with return=console: the refresh cookie is set, the browser goes to /console' },
       ...errors(400, 403, 404),
     },
   }) },

@@ -26,6 +26,7 @@ import { publicRead } from '../public/index.ts';
 import { diagnostics } from '../diagnostics/index.ts';
 import { metrics } from '../metrics/index.ts';
 import { openapi } from '../openapi/index.ts';
+import { operatorConsole } from '../console/index.ts';
 
 /** Null: the edge is not configured (no middleware on the path). */
 export type EdgeFactory = (config: Config, log: Logger) => Koa.Middleware | null;
@@ -34,5 +35,5 @@ export type EdgeFactory = (config: Config, log: Logger) => Koa.Middleware | null
 export const EDGE: readonly EdgeFactory[] = [corsEdge, rateLimitEdge];
 
 export const CAPABILITIES: readonly Capability[] = [
-  events, feed, core, metrics, openapi, audit, auth, auditRoutes, realtime, jobs, media, records, actions, workflows, graphql, projections, publicRead, diagnostics,
+  events, feed, core, metrics, openapi, audit, auth, auditRoutes, realtime, jobs, media, records, actions, workflows, graphql, projections, publicRead, diagnostics, operatorConsole,
 ];

@@ -14,8 +14,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type Koa from 'koa';
 import { join } from 'node:path';
-import { migrationStatus, unknownMigrations } from '../db/index.ts';
-import { principalOf } from '../auth/index.ts';
+import { appliedMigrations, migrationStatus, unknownMigrations } from '../db/index.ts';
+import { principalOf, requireRole } from '../auth/index.ts';
 import { forbidden, notFound } from '../http/errors.ts';
 import { defineCapability } from '../core/index.ts';
 
@@ -72,6 +72,11 @@ export const core = defineCapability({
     ctx.router.get('/meta/schema', async (koa) => {
       if (ctx.config.env === 'production' && (await principalOf(koa, ctx.services.auth)).role !== 'Admin') throw forbidden();
       koa.body = ctx.ir;
+    });
+    // The console's migrations view (CONTRACT section 16): applied files with their time, pending and unknown ones.
+    ctx.router.get('/meta/migrations', requireRole(ctx.services.auth, ['Admin']), async (koa) => {
+      const [applied, status] = await Promise.all([appliedMigrations(ctx.db), migrationStatus(ctx.db, sets)]);
+      koa.body = { applied, pending: status.pending, unknown: status.unknown };
     });
     const schemaFile = join(ctx.root, 'schema.ts');
     ctx.router.get('/schema.ts', (koa) => {

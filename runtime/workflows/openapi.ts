@@ -42,7 +42,7 @@ const RUN: Schema = obj({
     items: obj({
       id: str, kind: STEP_KIND,
       status: { type: 'string', enum: ['pending', 'running', 'waiting', 'succeeded', 'failed', 'skipped'] },
-      attempts: int, output: {}, error: strOrNull, startedAt: timestampOrNull, finishedAt: timestampOrNull,
+      attempts: int, output: {}, error: strOrNull, startedAt: timestampOrNull, finishedAt: timestampOrNull, jobId: strOrNull, wakeAt: timestampOrNull,
     }),
   },
   error: strOrNull, createdAt: timestamp, updatedAt: timestamp, finishedAt: timestampOrNull,

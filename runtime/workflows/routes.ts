@@ -48,6 +48,8 @@ export function runView(run: RunState) {
       return {
         id: step.id, kind: step.kind, status: record?.status ?? 'pending', attempts: record?.attempts ?? 0,
         output: record?.output ?? null, error: record?.error ?? null, startedAt: record?.startedAt ?? null, finishedAt: record?.finishedAt ?? null,
+        // What a waiting step waits on: its job (a `job` step), or the time it wakes (a `delay`, a retry's backoff).
+        jobId: record?.jobId ?? null, wakeAt: record?.wakeAt ?? null,
       };
     }),
     error: run.error, createdAt: run.createdAt, updatedAt: run.updatedAt, finishedAt: run.finishedAt,

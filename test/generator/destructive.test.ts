@@ -23,9 +23,15 @@ const lineOf = (path: string, needle: string) => readFileSync(path, 'utf8').spli
 const CASES: { name: string; from: string; to: string; sql: string; line: string }[] = [
   { name: 'drop a field', from: '  vip?: boolean;\n', to: '', sql: 'alter table "contact" drop column "vip";', line: 'export interface Contact' },
   { name: 'drop a model', from: "    Deal: { access: { read: ['Manager', 'Sales'] } },\n", to: '', sql: 'drop table "deal";', line: '' },
-  { name: 'change a field type', from: '  amount?: number;', to: '  amount?: string;', sql: 'alter table "deal" alter column "amount" type text using "amount"::text;', line: 'amount?: string' },
-  { name: 'make a field required', from: '  vip?: boolean;', to: '  /** @default false */\n  vip: boolean;', sql: 'update "contact" set "vip" = false where "vip" is null;\nalter table "contact" alter column "vip" set not null;', line: 'vip: boolean' },
-  { name: 'remove an enum value', from: "'lead' | 'qualified'", to: "'lead'", sql: `alter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead'));`, line: 'stage: Stage' },
+  { name: 'change a field type', from: '  title: string;', to: '  title: number;', sql: 'update "deal" set "title_v2" = ("title")::double precision where "title_v2" is null;', line: 'title: number' },
+  {
+    name: 'make a field required',
+    from: '  vip?: boolean;',
+    to: '  /** @default false */\n  vip: boolean;',
+    sql: '-- step 2 backfill "contact": set Contact.vip to its default where it is null\nupdate "contact" set "vip" = false where "vip" is null;',
+    line: 'vip: boolean',
+  },
+  { name: 'remove an enum value', from: "'lead' | 'qualified'", to: "'lead'", sql: `alter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead')) not valid;`, line: 'stage: Stage' },
 ];
 
 describe('destructive changes', () => {
@@ -46,9 +52,11 @@ describe('destructive changes', () => {
     expect(readTree(outDir)).toEqual(before);
 
     const allowed = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive: true });
-    const migration = readFileSync(join(outDir, allowed.migration!.path), 'utf8');
-    expect(migration).toContain('-- DESTRUCTIVE: ');
-    expect(migration).toContain(sql);
+    const files = [allowed.migration, allowed.contract].flatMap((m) => (m ? [readFileSync(join(outDir, m.path), 'utf8')] : []));
+    expect(files.join('\n')).toContain(sql);
+    const marked = files.find((f) => f.includes('-- DESTRUCTIVE: '));
+    expect(marked, 'the file carrying the destructive change says so in its header').toBeDefined();
+    expect(marked!.indexOf('-- DESTRUCTIVE: ')).toBeLessThan(marked!.indexOf('-- step 1 '));
   });
 
   it('adding an enum value is not destructive', async () => {
@@ -57,7 +65,8 @@ describe('destructive changes', () => {
     const result = await buildOk({ schemaPath, outDir, name: 'history' });
     const sql = readFileSync(join(outDir, result.migration!.path), 'utf8');
     expect(sql).not.toContain('DESTRUCTIVE');
-    expect(sql).toContain(`alter table "contact" drop constraint if exists "contact_stage_check";\nalter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead', 'qualified', 'won'));`);
+    expect(sql).toContain(`alter table "contact" drop constraint if exists "contact_stage_check";\nalter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead', 'qualified', 'won')) not valid;\n`);
+    expect(sql).toContain('online: validate the values of Contact.stage\nalter table "contact" validate constraint "contact_stage_check";');
   });
 
   it('a required field without @default on an existing model is an error naming the field', async () => {

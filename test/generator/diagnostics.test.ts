@@ -37,7 +37,7 @@ describe('bad schemas', () => {
   it('formats as file:line: message', async () => {
     const result = parseSchemaText('export interface Contact {\n  id: string;\n  /** @foo */\n  name: string;\n}\n', 'schema.ts');
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.diagnostics.map(formatDiagnostic)).toEqual(['schema.ts:3: unknown tag @foo on Contact.name (known: @email @min @max @numeric @default @unique @index @sensitive)']);
+    if (!result.ok) expect(result.diagnostics.map(formatDiagnostic)).toEqual(['schema.ts:3: unknown tag @foo on Contact.name (known: @email @min @max @numeric @default @unique @index @sensitive @renamedFrom)']);
   });
 
   it('build returns diagnostics and writes nothing', async () => {

@@ -1,4 +1,4 @@
-/** Migration history: v1 -> v2 -> v3 of fixtures/history, built into one folder. */
+/** Migration history: v1 -> v2 -> v3 -> v4 of fixtures/history, built into one folder. */
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,11 +20,11 @@ async function buildHistory(versions: string[]) {
 }
 
 describe('migration history', () => {
-  it('v1 -> v2 -> v3 gives three migrations and never rewrites earlier ones', async () => {
+  it('v1 -> v4 gives four migrations and a contract, and never rewrites earlier ones', async () => {
     const schemaPath = join(tempDir('history-schema'), 'schema.ts');
     const outDir = tempDir('history');
     const trees = [];
-    for (const v of ['v1', 'v2', 'v3']) {
+    for (const v of ['v1', 'v2', 'v3', 'v4']) {
       cpSync(version(v), schemaPath);
       await buildOk({ schemaPath, outDir, name: 'history' });
       trees.push(readTree(outDir));
@@ -33,10 +33,14 @@ describe('migration history', () => {
       '0001_initial.sql',
       '0002_add_field_contact_vip_and_more.sql',
       '0003_change_values_of_contact_stage_and_more.sql',
+      '0004_rename_deal_title_to_deal_name_and_more.sql',
+      '0005_contract_drop_the_old_column_of_deal_name_and_more.sql',
     ]);
-    const [afterV1, afterV2, afterV3] = trees;
-    expect(afterV3.get('migrations/0001_initial.sql')).toBe(afterV1.get('migrations/0001_initial.sql'));
-    expect(afterV3.get('migrations/0002_add_field_contact_vip_and_more.sql')).toBe(afterV2.get('migrations/0002_add_field_contact_vip_and_more.sql'));
+    const [afterV1, afterV2, afterV3, afterV4] = trees;
+    expect(afterV4.get('migrations/0001_initial.sql')).toBe(afterV1.get('migrations/0001_initial.sql'));
+    expect(afterV4.get('migrations/0002_add_field_contact_vip_and_more.sql')).toBe(afterV2.get('migrations/0002_add_field_contact_vip_and_more.sql'));
+    expect(afterV4.get('migrations/0003_change_values_of_contact_stage_and_more.sql')).toBe(afterV3.get('migrations/0003_change_values_of_contact_stage_and_more.sql'));
+    expect(afterV4.get('migrations/0005_contract_drop_the_old_column_of_deal_name_and_more.sql')).toMatch(/^-- contract of 0004: /m);
     expectGolden('history', outDir);
   });
 
@@ -58,19 +62,19 @@ describe('migration history', () => {
     const result = await buildOk({ schemaPath, outDir, name: 'history' });
     expect(result.migration?.path).toBe('migrations/0002_add_field_contact_vip.sql');
     const sql = readFileSync(join(outDir, result.migration!.path), 'utf8');
-    expect(sql).toContain('-- svc-gen migration 0002: add field Contact.vip (boolean, optional)\n\nalter table "contact" add column "vip" boolean;\n');
+    expect(sql).toContain('-- svc-gen migration 0002: add field Contact.vip (boolean, optional)\n\n-- step 1 transactional: add field Contact.vip\nalter table "contact" add column "vip" boolean;\n');
   });
 
   it('--check is green after a build and red after a schema edit, and writes nothing', async () => {
-    const { schemaPath, outDir } = await buildHistory(['v1', 'v2', 'v3']);
+    const { schemaPath, outDir } = await buildHistory(['v1', 'v2', 'v3', 'v4']);
     expect(await build({ schemaPath, outDir, check: true, name: 'history' })).toMatchObject({ ok: true, written: [] });
     writeFileSync(schemaPath, readFileSync(schemaPath, 'utf8').replace("'lead' | 'qualified' | 'won'", "'lead' | 'qualified' | 'won' | 'lost'"));
     const before = readTree(outDir);
     const result = await build({ schemaPath, outDir, check: true, name: 'history' });
     expect(result).toMatchObject({ ok: false });
     if (!('stale' in result)) throw new Error('expected stale files');
-    expect(result.stale).toEqual(expect.arrayContaining(['migrations/0004_change_values_of_contact_stage.sql', 'schema.snapshot.json', 'models.ts']));
-    expect(result.details).toContainEqual({ path: 'migrations/0004_change_values_of_contact_stage.sql', status: 'add' });
+    expect(result.stale).toEqual(expect.arrayContaining(['migrations/0006_change_values_of_contact_stage.sql', 'schema.snapshot.json', 'models.ts']));
+    expect(result.details).toContainEqual({ path: 'migrations/0006_change_values_of_contact_stage.sql', status: 'add' });
     expect(readTree(outDir)).toEqual(before);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { columnName, inputName, pgIdentifier, quoteIdent, snakeCase, tableName } from '../../generator/ir/naming.ts';
+import { columnName, inputName, nextColumnName, pgIdentifier, quoteIdent, snakeCase, tableName, tenantIndexName, tenantListIndexName } from '../../generator/ir/naming.ts';
 
 describe('naming', () => {
   it.each([
@@ -25,6 +25,16 @@ describe('naming', () => {
     expect(pgIdentifier(long)).toBe(short);
     expect(pgIdentifier(`${'a'.repeat(70)}_key`)).not.toBe(short);
     expect(pgIdentifier('contact')).toBe('contact');
+  });
+
+  it('names a retyped field\'s next column, skipping taken names', () => {
+    expect(nextColumnName('amount', new Set(['amount']))).toBe('amount_v2');
+    expect(nextColumnName('amount_v2', new Set())).toBe('amount_v3');
+    expect(nextColumnName('amount', new Set(['amount_v2']))).toBe('amount_v3');
+  });
+
+  it('keeps the tenant index apart from an indexed field called tenant', () => {
+    expect(tenantListIndexName('deal')).not.toBe(tenantIndexName('deal', columnName('tenant', false)));
   });
 
   it('quotes identifiers', () => {

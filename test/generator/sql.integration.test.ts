@@ -1,9 +1,10 @@
 /**
- * The generated SQL runs: migrations (each in its own transaction, as the
- * runner does) and projections, on the real Postgres.
+ * The generated SQL runs: migrations (by the real runner, each step in the
+ * mode its step line names) and projections, on the real Postgres.
  */
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { deployment, type Deployment } from '../helpers/deploy.ts';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,22 +19,13 @@ class Sql {
   async query<T extends pg.QueryResultRow>(sql: string): Promise<{ rows: T[] }> {
     return this.client.query<T>(sql);
   }
-  async transaction(work: (tx: Sql) => Promise<void>): Promise<void> {
-    await this.client.query('begin');
-    try {
-      await work(this);
-      await this.client.query('commit');
-    } catch (error) {
-      await this.client.query('rollback');
-      throw error;
-    }
-  }
 }
 
 let database: TestDatabase;
 let client: pg.Client;
 let db: Sql;
 let schemaCount = 0;
+const deployments: Deployment[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -42,23 +34,24 @@ beforeAll(async () => {
   db = new Sql(client);
 });
 afterAll(async () => {
+  for (const d of deployments.splice(0)) await d.close();
   await client.end();
   await database.drop();
 });
 
+const filesOf = (outDir: string) => readdirSync(join(outDir, 'migrations')).sort().map((f) => join(outDir, 'migrations', f));
+
 /** A fresh Postgres schema per project so the fixtures do not collide. */
-async function applyProject(outDir: string): Promise<string> {
+async function applyProject(outDir: string): Promise<Deployment> {
   const schema = `t${++schemaCount}`;
   await db.exec(`create schema ${schema}; set search_path to ${schema};`);
-  for (const file of readdirSync(join(outDir, 'migrations')).sort()) {
-    await db.transaction(async (tx) => {
-      await tx.exec(readFileSync(join(outDir, 'migrations', file), 'utf8'));
-    });
-  }
+  const deployed = deployment(database.url, schema);
+  deployments.push(deployed);
+  await deployed.migrate(filesOf(outDir));
   for (const file of readdirSync(join(outDir, 'projections')).sort()) {
     await db.exec(readFileSync(join(outDir, 'projections', file), 'utf8'));
   }
-  return schema;
+  return deployed;
 }
 
 describe('generated SQL', () => {
@@ -81,22 +74,23 @@ describe('generated SQL', () => {
     await db.exec(`insert into "ticket_projection" ("id", "user", "priority") values ('t1', 'u1', 'high')`);
   });
 
-  it('history: v1 -> v2 -> v3 apply in order on existing rows', async () => {
+  it('history: v1 -> v4 apply in order on existing rows, the v4 rename and type change by expand/contract', async () => {
     const schemaPath = copySchema('history/v1');
     const outDir = tempDir('sql-history');
     await buildOk({ schemaPath, outDir, name: 'history' });
-    const schema = await applyProject(outDir);
+    const deployed = await applyProject(outDir);
     await db.exec(`insert into "company" ("id", "name") values ('c1', 'Acme'); insert into "contact" ("id", "name", "email", "company_id") values ('p1', 'Ann', 'a@x.io', 'c1')`);
-    for (const v of ['v2', 'v3']) {
+    for (const v of ['v2', 'v3', 'v4']) {
       writeFileSync(schemaPath, readFileSync(join(FIXTURES, 'history', v, 'schema.ts'), 'utf8'));
       const result = await buildOk({ schemaPath, outDir, name: 'history' });
-      await db.exec(`set search_path to ${schema}`);
-      await db.transaction(async (tx) => {
-        await tx.exec(readFileSync(join(outDir, result.migration!.path), 'utf8'));
-      });
+      const files = [result.migration, result.contract].flatMap((m) => (m ? [join(outDir, m.path)] : []));
+      expect((await deployed.migrate(files)).applied).toHaveLength(files.length);
+      if (v === 'v3') await db.exec(`insert into "deal" ("id", "title", "amount", "company_id") values ('d1', 'Big', 12.5, 'c1')`);
     }
     const contact = await db.query(`select "stage", "vip" from "contact"`);
     expect(contact.rows).toEqual([{ stage: 'lead', vip: null }]);
     await db.exec(`update "contact" set "stage" = 'won'`);
+    const deal = await db.query(`select "name", "amount_v2" from "deal"`);
+    expect(deal.rows).toEqual([{ name: 'Big', amount_v2: '12.5' }]);
   });
 });

@@ -122,6 +122,23 @@ async function replayFlows(): Promise<void> {
   await http('GET', '/jobs/recent?status=bogus', { token: admin });
   await http('DELETE', `/jobs/workers/${(minted.body as { id: string }).id}`, { token: admin });
   await http('DELETE', '/jobs/workers/unknown', { token: admin });
+  // The jobs admin routes of the console (CONTRACT section 16).
+  await http('GET', `/jobs/search?queue=mail&payload=${encodeURIComponent('{"to":"x"}')}`, { token: admin });
+  await http('GET', '/jobs/search?status=bogus', { token: admin });
+  await http('GET', '/meta/migrations', { token: admin });
+  await http('GET', '/meta/migrations');
+  await http('GET', `/jobs/${jobId}/inspect`, { token: admin });
+  await http('GET', '/jobs/unknown-job/inspect', { token: admin });
+  const toCancel = ((await http('POST', '/jobs', { token: admin, body: { queue: 'held', kind: 'later' } })).body as { id: string }).id;
+  await http('POST', `/jobs/${toCancel}/cancel`, { token: admin });
+  await http('POST', `/jobs/${toCancel}/cancel`, { token: admin });
+  await http('POST', `/jobs/${toCancel}/retry`, { token: admin });
+  await http('POST', '/jobs/unknown-job/retry', { token: admin });
+  await http('POST', '/jobs/unknown-job/cancel', { token: admin });
+  await http('POST', '/jobs/bulk', { token: admin, body: { filter: { queue: 'held' }, action: 'cancel', dryRun: true } });
+  await http('POST', '/jobs/bulk', { token: admin, body: { filter: { queue: 'held' }, action: 'cancel' } });
+  await http('POST', '/jobs/bulk', { token: admin, body: { action: 'delete' } });
+  await http('POST', '/jobs/bulk', { body: { action: 'retry' } });
 
   // Actions: direct invocation (401, 404, 403, 400, 202; and 200 once a worker completes the awaited job).
   const restock = { productId: 'p1', quantity: 3 };
@@ -161,6 +178,8 @@ async function replayFlows(): Promise<void> {
   const mediaId = (uploaded.body as { id: string }).id;
   await http('POST', '/media', { raw: form });
   await http('GET', `/media/${mediaId}/metadata`, { token: admin });
+  await http('GET', '/media?limit=10', { token: admin });
+  await http('GET', '/media?limit=0', { token: admin });
   await http('GET', '/media/01UNKNOWNMEDIA000000000000/metadata', { token: admin });
   await http('GET', `/media/${mediaId}`, { token: admin });
   await http('GET', `/media/${mediaId}`, { token: admin, headers: { range: 'bytes=0-4' } });
@@ -271,8 +290,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents every route the router serves, and the flows exercise every documented operation', () => {
-    // Static assets of the two HTML pages, and the IDE's second address.
-    const undocumented = new Set(['GET /graphql/assets/:file', 'GET /docs/assets/:file', 'GET /playground']);
+    // Static assets of the two HTML pages, the IDE's second address, and the console's page and assets (docs/console.md).
+    const undocumented = new Set(['GET /graphql/assets/:file', 'GET /docs/assets/:file', 'GET /playground', 'GET /console', 'GET /console/{*rest}']);
     const served = service.ctx.router.stack.flatMap((layer) => layer.methods
       .filter((method) => method !== 'HEAD')
       .map((method) => `${method} ${String(layer.path)}`))

@@ -1,12 +1,13 @@
 /**
  * Schema changes between two IRs, as data. The diff produces them; each kind
- * has a phase (ordering inside one migration), a summary (the header line) and
- * a SQL converter (convert.ts), all held in Records keyed by kind so a new
- * kind without one of them fails type-checking.
+ * has a phase (ordering inside one migration), a half (expand or contract), a
+ * summary (the header line) and a converter to steps (convert.ts), all held in
+ * Records keyed by kind so a new kind without one of them fails type-checking.
  */
 import type { Field, Model } from '../../../runtime/ir/types.ts';
 import { describeType } from '../../ir/field-type.ts';
-import { sqlLiteral } from '../sql.ts';
+import { sqlLiteral, sqlType } from '../sql.ts';
+import type { IndexDef } from './indexes.ts';
 
 interface OnField {
   readonly model: string;
@@ -14,43 +15,90 @@ interface OnField {
   readonly field: Field;
 }
 
+/** A field moving to a new column: a rename (`@renamedFrom`) or a type change that would rewrite the table. */
+interface Moved extends OnField {
+  readonly from: Field;
+  readonly reason: 'rename' | 'type';
+}
+
 export type Change =
   | { readonly kind: 'createTable'; readonly model: Model }
   | { readonly kind: 'dropTable'; readonly model: Model }
   | ({ readonly kind: 'addColumn' } & OnField)
   | ({ readonly kind: 'dropColumn' } & OnField)
+  /** A required column the new build no longer writes: nullable until its drop. */
+  | ({ readonly kind: 'releaseColumn' } & OnField)
+  /** A type change that keeps the SQL type (checks, references, defaults only). */
   | ({ readonly kind: 'alterType'; readonly from: Field } & OnField)
+  | ({ readonly kind: 'expandColumn' } & Moved)
+  | ({ readonly kind: 'contractColumn' } & Moved)
   | ({ readonly kind: 'replaceCheck'; readonly from: Field } & OnField)
   | ({ readonly kind: 'setRequired' } & OnField)
   | ({ readonly kind: 'dropRequired' } & OnField)
   | ({ readonly kind: 'setDefault' } & OnField)
-  | ({ readonly kind: 'addIndex'; readonly unique: boolean } & OnField)
-  | ({ readonly kind: 'dropIndex'; readonly unique: boolean } & OnField)
+  | { readonly kind: 'addIndex'; readonly model: string; readonly index: IndexDef; readonly reason: IndexReason }
+  | { readonly kind: 'dropIndex'; readonly model: string; readonly index: IndexDef; readonly reason: IndexReason }
+  /** Names the layout switch of a model's indexes in the header; its steps are the addIndex/dropIndex changes. */
+  | { readonly kind: 'relayout'; readonly model: string }
   /** Added after every table of the migration exists, so relations may point forward or in cycles. */
-  | ({ readonly kind: 'addForeignKey' } & OnField);
+  | ({ readonly kind: 'addForeignKey'; readonly newTable: boolean } & OnField);
+
+/** Why an index comes or goes: a tag changed, the index layout changed, or its column is new (named by the column's own change). */
+export type IndexReason = 'tag' | 'layout' | 'column';
 
 export type ChangeKind = Change['kind'];
 export type ChangeOf<K extends ChangeKind> = Extract<Change, { kind: K }>;
 
-/** Lower runs first: drops of constraints, then tables and columns, then keys, then destructive drops. */
+/**
+ * Lower runs first: constraint replacements, then tables and columns, then
+ * column facts, then indexes (new ones before the old ones they replace), then
+ * keys; the contract half last.
+ */
 export const PHASE: Record<ChangeKind, number> = {
   replaceCheck: 1,
   alterType: 1,
   createTable: 2,
   addColumn: 2,
+  expandColumn: 2,
+  setDefault: 3,
   setRequired: 3,
   dropRequired: 3,
-  setDefault: 3,
-  dropIndex: 3,
+  releaseColumn: 3,
+  relayout: 4,
   addIndex: 4,
-  addForeignKey: 5,
-  dropColumn: 6,
-  dropTable: 7,
+  dropIndex: 5,
+  addForeignKey: 6,
+  contractColumn: 7,
+  dropColumn: 7,
+  dropTable: 8,
+};
+
+/**
+ * The contract half runs once no live instance runs an older build (the
+ * runner checks): it removes what old instances still read and write.
+ */
+export const CONTRACT: Record<ChangeKind, boolean> = {
+  replaceCheck: false,
+  alterType: false,
+  createTable: false,
+  addColumn: false,
+  expandColumn: false,
+  setDefault: false,
+  setRequired: false,
+  dropRequired: false,
+  releaseColumn: false,
+  relayout: false,
+  addIndex: false,
+  dropIndex: false,
+  addForeignKey: false,
+  contractColumn: true,
+  dropColumn: true,
+  dropTable: true,
 };
 
 type Describe<K extends ChangeKind> = (change: ChangeOf<K>) => string | null;
 
-const where = (c: OnField) => `${c.model}.${c.field.name}`;
+export const where = (c: { model: string; field: Field }) => `${c.model}.${c.field.name}`;
 
 function fieldFacts(field: Field): string {
   const facts = [describeType(field.type), field.required ? 'required' : 'optional'];
@@ -66,18 +114,27 @@ function valueChanges(from: Field, to: Field): string {
   return [added.length ? `add ${added.join(', ')}` : '', removed.length ? `remove ${removed.join(', ')}` : ''].filter(Boolean).join('; ');
 }
 
+function moved(c: Moved): string {
+  if (c.reason === 'rename') return `rename ${c.model}.${c.from.name} to ${where(c)}`;
+  return `change type of ${where(c)} from ${describeType(c.from.type)} to ${describeType(c.field.type)}`;
+}
+
 const SUMMARY: { [K in ChangeKind]: Describe<K> } = {
   createTable: (c) => `add model ${c.model.name}`,
   dropTable: (c) => `drop model ${c.model.name}`,
   addColumn: (c) => `add field ${where(c)} (${fieldFacts(c.field)})`,
   dropColumn: (c) => `drop field ${where(c)}`,
+  releaseColumn: (c) => `let ${where(c)} be null until the contract drops it`,
   alterType: (c) => `change type of ${where(c)} from ${describeType(c.from.type)} to ${describeType(c.field.type)}`,
+  expandColumn: (c) => `${moved(c)} (expand: new column "${c.field.column}" kept in step with "${c.from.column}")`,
+  contractColumn: (c) => `drop the old column of ${where(c)} ("${c.from.column}", now "${c.field.column}")`,
   replaceCheck: (c) => `change values of ${where(c)}: ${valueChanges(c.from, c.field)}`,
   setRequired: (c) => `make ${where(c)} required`,
   dropRequired: (c) => `make ${where(c)} optional`,
   setDefault: (c) => (c.field.default === undefined ? `drop default of ${where(c)}` : `set default of ${where(c)} to ${sqlLiteral(c.field.default)}`),
-  addIndex: (c) => `add ${c.unique ? 'unique' : 'index'} on ${where(c)}`,
-  dropIndex: (c) => `drop ${c.unique ? 'unique' : 'index'} on ${where(c)}`,
+  addIndex: (c) => (c.reason === 'tag' ? `add ${c.index.what}` : null),
+  dropIndex: (c) => (c.reason === 'tag' ? `drop ${c.index.what}` : null),
+  relayout: (c) => `lead the indexes of ${c.model} with tenant_id (index layout 2)`,
   addForeignKey: () => null,
 };
 
@@ -85,24 +142,36 @@ export function summarize(change: Change): string | null {
   return (SUMMARY[change.kind] as Describe<ChangeKind>)(change);
 }
 
+const requiredReason = (c: OnField) => `making ${where(c)} required fails while rows hold no value${c.field.default === undefined ? '' : ' (nulls are first set to the default)'}`;
+
 const DESTRUCTIVE: { [K in ChangeKind]: (change: ChangeOf<K>) => string | null } = {
   createTable: () => null,
   dropTable: (c) => `dropping model ${c.model.name} deletes table "${c.model.table}" and all its rows`,
   addColumn: () => null,
   dropColumn: (c) => `dropping ${where(c)} deletes the column "${c.field.column}" and its data`,
-  alterType: (c) => (widensToText(c.from, c.field) ? null : `changing the type of ${where(c)} converts existing values and fails or loses data when they do not fit`),
+  releaseColumn: () => null,
+  alterType: (c) => (widensToText(c.from, c.field) ? null : `changing the type of ${where(c)} fails when existing values do not fit`),
+  expandColumn: (c) => (!c.from.required && c.field.required ? requiredReason(c) : null),
+  contractColumn: (c) => (c.reason === 'rename' || lossless(c.from, c.field) ? null : `changing the type of ${where(c)} converts existing values and fails or loses data when they do not fit`),
   replaceCheck: (c) => (valueChanges(c.from, c.field).includes('remove') ? `removing values of ${where(c)} fails while rows still hold them` : null),
-  setRequired: (c) => `making ${where(c)} required fails while rows hold no value${c.field.default === undefined ? '' : ' (nulls are first set to the default)'}`,
+  setRequired: requiredReason,
   dropRequired: () => null,
   setDefault: () => null,
   addIndex: () => null,
   dropIndex: () => null,
+  relayout: () => null,
   addForeignKey: () => null,
 };
 
 /** An enum becoming a plain string keeps every value: only its CHECK goes. */
 function widensToText(from: Field, to: Field): boolean {
   return from.type.kind === 'enum' && to.type.kind === 'scalar' && to.type.scalar === 'string';
+}
+
+/** Conversions that keep every value: anything to text, boolean to number. */
+function lossless(from: Field, to: Field): boolean {
+  const [a, b] = [sqlType(from.type), sqlType(to.type)];
+  return b === 'text' || (a === 'boolean' && b === 'double precision');
 }
 
 /** Why a change can lose data or fail on existing rows; null when it is safe. */

@@ -1,19 +1,24 @@
 /**
- * Change -> SQL statements. One converter per change kind in a Record, so a
- * kind without a converter fails type-checking; at run time an unknown kind
- * throws rather than dropping SQL.
+ * Change -> steps, each in the form that is safe on a busy table (issue 28,
+ * docs/migrations.md): catalog-only statements in short transactional steps,
+ * scans and index builds online, row updates as batched backfills. One
+ * converter per change kind in a Record, so a kind without a converter fails
+ * type-checking; at run time an unknown kind throws rather than dropping SQL.
  */
-import { SYSTEM_COLUMNS } from '../../../runtime/ir/types.ts';
-import { checkName, foreignKeyName, indexName, quoteIdent, uniqueIndexName } from '../../ir/naming.ts';
-import { checkConstraint, columnDefinition, columnFields, createIndex, createUniqueIndex, fieldIndexes, sqlLiteral, sqlType } from '../sql.ts';
-import type { Change, ChangeKind, ChangeOf } from './changes.ts';
+import { SYSTEM_COLUMNS, type Field } from '../../../runtime/ir/types.ts';
+import { checkName, foreignKeyName, notNullCheckName, quoteIdent } from '../../ir/naming.ts';
+import { checkConstraint, columnDefinition, columnFields, sqlLiteral, sqlType } from '../sql.ts';
+import { where, type Change, type ChangeKind, type ChangeOf } from './changes.ts';
+import { contractSql, expandSql } from './expand.ts';
+import { createIndexSql, dropIndexSql, duplicatesSql, indexesOf, CURRENT_LAYOUT } from './indexes.ts';
+import { backfill, online, preflight, transactional, type Step } from './steps.ts';
 
 interface Context {
   /** Table of a model in the new schema (foreign-key targets). */
   readonly tableOf: (model: string) => string;
 }
 
-type Converter<K extends ChangeKind> = (change: ChangeOf<K>, ctx: Context) => string[];
+type Converter<K extends ChangeKind> = (change: ChangeOf<K>, ctx: Context) => Step[];
 
 const SYSTEM_DEFINITIONS: Record<(typeof SYSTEM_COLUMNS)[number]['column'], string> = {
   id: 'text primary key',
@@ -23,71 +28,112 @@ const SYSTEM_DEFINITIONS: Record<(typeof SYSTEM_COLUMNS)[number]['column'], stri
   deleted_at: 'timestamptz',
 };
 
-const alter = (table: string) => `alter table ${quoteIdent(table)}`;
+const q = quoteIdent;
+const alter = (table: string) => `alter table ${q(table)}`;
+
+/** A CHECK added without scanning (it holds for new row versions at once), then validated online. */
+function checkSteps(table: string, field: Field, what: string): { add: string[]; validate: Step[] } {
+  const check = checkConstraint(table, field);
+  if (!check) return { add: [], validate: [] };
+  const name = q(checkName(table, field.column!));
+  return { add: [`${alter(table)} add ${check} not valid;`], validate: [online(`validate the values of ${what}`, `${alter(table)} validate constraint ${name};`)] };
+}
+
+/**
+ * NOT NULL without a scan under ACCESS EXCLUSIVE (Postgres 12+ uses a
+ * validated `check (c is not null)`): fill the nulls with the default, add
+ * the check NOT VALID (after the backfill: a NOT VALID check refuses updates
+ * of rows not yet filled), validate it online, then set not null and drop it.
+ */
+function requiredSteps(table: string, field: Field, what: string): Step[] {
+  const column = q(field.column!);
+  const check = q(notNullCheckName(table, field.column!));
+  const fill = field.default === undefined ? [] : [backfill(table, `set ${what} to its default where it is null`, `update ${q(table)} set ${column} = ${sqlLiteral(field.default)} where ${column} is null;`)];
+  return [
+    ...fill,
+    transactional(`check ${what} is not null, for new rows only`, `${alter(table)} add constraint ${check} check (${column} is not null) not valid;`),
+    online(`validate ${what} is not null`, `${alter(table)} validate constraint ${check};`),
+    transactional(`set ${what} not null (the validated check spares the scan) and drop the check`, `${alter(table)} alter column ${column} set not null;`, `${alter(table)} drop constraint ${check};`),
+  ];
+}
 
 const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
   createTable: ({ model }) => {
     const fields = columnFields(model.fields);
     const lines = [
-      ...SYSTEM_COLUMNS.map((c) => `${quoteIdent(c.column)} ${SYSTEM_DEFINITIONS[c.column]}`),
+      ...SYSTEM_COLUMNS.map((c) => `${q(c.column)} ${SYSTEM_DEFINITIONS[c.column]}`),
       ...fields.map(columnDefinition),
       ...fields.flatMap((f) => checkConstraint(model.table, f) ?? []),
     ];
-    const table = `create table ${quoteIdent(model.table)} (\n${lines.map((l) => `  ${l}`).join(',\n')}\n);`;
-    const tenantIndex = `create index ${quoteIdent(indexName(model.table, 'tenant_id'))} on ${quoteIdent(model.table)} ("tenant_id");`;
-    return [table, tenantIndex, ...fields.flatMap((f) => fieldIndexes(model.table, f))];
+    const table = `create table ${q(model.table)} (\n${lines.map((l) => `  ${l}`).join(',\n')}\n);`;
+    // The table is created in this same transaction: its indexes build on no rows, so the plain (not concurrently) form is safe here.
+    const indexes = indexesOf(model, CURRENT_LAYOUT).map((index) => createIndexSql(index, 'new table'));
+    return [transactional(`add model ${model.name} (a new, empty table and its indexes)`, table, ...indexes)];
   },
-  dropTable: ({ model }) => [`drop table ${quoteIdent(model.table)};`],
-  addColumn: ({ table, field }) => {
-    const check = checkConstraint(table, field);
-    return [`${alter(table)} add column ${columnDefinition(field)};`, ...(check ? [`${alter(table)} add ${check};`] : []), ...fieldIndexes(table, field)];
+  dropTable: ({ model }) => [transactional(`drop model ${model.name}`, `drop table ${q(model.table)};`)],
+  addColumn: (c) => {
+    const { table, field } = c;
+    const check = checkSteps(table, field, where(c));
+    // Every @default is a literal: Postgres 11+ keeps a constant default in the catalog, so this rewrites no row.
+    return [transactional(`add field ${where(c)}`, `${alter(table)} add column ${columnDefinition(field)};`, ...check.add), ...check.validate];
   },
-  dropColumn: ({ table, field }) => [`${alter(table)} drop column ${quoteIdent(field.column!)};`],
-  alterType: ({ table, from, field }) => {
-    const column = quoteIdent(field.column!);
+  dropColumn: (c) => [transactional(`drop field ${where(c)}`, `${alter(c.table)} drop column ${q(c.field.column!)};`)],
+  releaseColumn: (c) => [transactional(`let ${where(c)} be null until the contract drops it`, `${alter(c.table)} alter column ${q(c.field.column!)} drop not null;`)],
+  alterType: (c) => {
+    const { table, from, field } = c;
+    if (sqlType(from.type) !== sqlType(field.type)) throw new Error(`svc-gen bug: ${where(c)} changes its SQL type in place`);
+    const column = q(field.column!);
     const out: string[] = [];
-    if (from.type.kind === 'enum') out.push(`${alter(table)} drop constraint if exists ${quoteIdent(checkName(table, field.column!))};`);
-    if (from.type.kind === 'belongsTo') out.push(`${alter(table)} drop constraint if exists ${quoteIdent(foreignKeyName(table, field.column!))};`);
-    if (from.default !== undefined) out.push(`${alter(table)} alter column ${column} drop default;`);
-    const oldType = sqlType(from.type);
-    const newType = sqlType(field.type)!;
-    if (oldType !== newType) out.push(`${alter(table)} alter column ${column} type ${newType} using ${castExpression(column, oldType, newType)};`);
-    if (field.default !== undefined) out.push(`${alter(table)} alter column ${column} set default ${sqlLiteral(field.default)};`);
-    const check = checkConstraint(table, field);
-    if (check) out.push(`${alter(table)} add ${check};`);
-    return out;
+    if (from.type.kind === 'enum') out.push(`${alter(table)} drop constraint if exists ${q(checkName(table, field.column!))};`);
+    if (from.type.kind === 'belongsTo') out.push(`${alter(table)} drop constraint if exists ${q(foreignKeyName(table, field.column!))};`);
+    if (from.default !== field.default) out.push(`${alter(table)} alter column ${column} ${field.default === undefined ? 'drop default' : `set default ${sqlLiteral(field.default)}`};`);
+    const check = checkSteps(table, field, where(c));
+    return [transactional(`change type of ${where(c)} in place (same column type, no rewrite)`, ...out, ...check.add), ...check.validate];
   },
-  replaceCheck: ({ table, field }) => [
-    `${alter(table)} drop constraint if exists ${quoteIdent(checkName(table, field.column!))};`,
-    `${alter(table)} add ${checkConstraint(table, field)};`,
-  ],
-  setRequired: ({ table, field }) => {
-    const column = quoteIdent(field.column!);
-    const backfill = field.default === undefined ? [] : [`update ${quoteIdent(table)} set ${column} = ${sqlLiteral(field.default)} where ${column} is null;`];
-    return [...backfill, `${alter(table)} alter column ${column} set not null;`];
+  expandColumn: (c) => {
+    const check = checkSteps(c.table, c.field, where(c));
+    const sync = expandSql(c);
+    return [
+      transactional(`add column "${c.field.column}" for ${where(c)}, kept in step with "${c.from.column}" by a trigger`, ...sync.add, ...check.add),
+      backfill(c.table, `copy "${c.from.column}" into "${c.field.column}"`, sync.backfill),
+      ...check.validate,
+      ...(c.field.required ? requiredSteps(c.table, { ...c.field, default: undefined }, where(c)) : []),
+    ];
   },
-  dropRequired: ({ table, field }) => [`${alter(table)} alter column ${quoteIdent(field.column!)} drop not null;`],
-  setDefault: ({ table, field }) => {
-    const column = quoteIdent(field.column!);
-    const action = field.default === undefined ? 'drop default' : `set default ${sqlLiteral(field.default)}`;
-    return [`${alter(table)} alter column ${column} ${action};`];
+  contractColumn: (c) => [transactional(`drop the trigger and the old column "${c.from.column}" of ${where(c)}`, ...contractSql(c))],
+  replaceCheck: (c) => {
+    const check = checkSteps(c.table, c.field, where(c));
+    return [transactional(`replace the allowed values of ${where(c)}`, `${alter(c.table)} drop constraint if exists ${q(checkName(c.table, c.field.column!))};`, ...check.add), ...check.validate];
   },
-  addIndex: ({ table, field, unique }) => [unique ? createUniqueIndex(table, field) : createIndex(table, field)],
-  dropIndex: ({ table, field, unique }) => {
-    const name = unique ? uniqueIndexName(table, field.column!) : indexName(table, field.column!);
-    return [`drop index if exists ${quoteIdent(name)};`];
+  setRequired: (c) => requiredSteps(c.table, c.field, where(c)),
+  dropRequired: (c) => [transactional(`make ${where(c)} optional`, `${alter(c.table)} alter column ${q(c.field.column!)} drop not null;`)],
+  setDefault: (c) => {
+    const action = c.field.default === undefined ? 'drop default' : `set default ${sqlLiteral(c.field.default)}`;
+    return [transactional(`${c.field.default === undefined ? 'drop' : 'set'} the default of ${where(c)}`, `${alter(c.table)} alter column ${q(c.field.column!)} ${action};`)];
   },
-  addForeignKey: ({ table, field }, { tableOf }) => {
+  addIndex: ({ index }) => {
+    const check = index.unique ? [preflight(`no duplicates for the ${index.what}`, duplicatesSql(index))] : [];
+    return [...check, online(`add ${index.what} (${index.keys.replace(/"/g, '')})`, createIndexSql(index, 'existing table'))];
+  },
+  dropIndex: ({ index }) => [online(`drop ${index.what} ("${index.name}")`, dropIndexSql(index))],
+  relayout: () => [],
+  addForeignKey: (c, { tableOf }) => {
+    const { table, field } = c;
     if (field.type.kind !== 'belongsTo') throw new Error(`svc-gen bug: foreign key on ${field.name}, which is not a belongsTo`);
-    const target = quoteIdent(tableOf(field.type.model));
+    const target = q(tableOf(field.type.model));
     const onDelete = field.required ? 'restrict' : 'set null';
-    const name = quoteIdent(foreignKeyName(table, field.column!));
-    return [`${alter(table)} add constraint ${name} foreign key (${quoteIdent(field.column!)}) references ${target} ("id") on delete ${onDelete};`];
+    const name = q(foreignKeyName(table, field.column!));
+    const key = `${alter(table)} add constraint ${name} foreign key (${q(field.column!)}) references ${target} ("id") on delete ${onDelete}`;
+    if (c.newTable) return [transactional(`reference ${field.type.model} from ${where(c)} (a new, empty table)`, `${key};`)];
+    return [
+      transactional(`reference ${field.type.model} from ${where(c)}, for new rows only`, `${key} not valid;`),
+      online(`validate the reference ${where(c)}`, `${alter(table)} validate constraint ${name};`),
+    ];
   },
 };
 
-/** SQL for one change; `tables` maps model names to tables of the new schema. */
-export function convertChange(change: Change, tables: ReadonlyMap<string, string>): string[] {
+/** Steps for one change; `tables` maps model names to tables of the new schema. */
+export function convertChange(change: Change, tables: ReadonlyMap<string, string>): Step[] {
   const converter = CONVERTERS[change.kind] as Converter<ChangeKind> | undefined;
   if (!converter) throw new Error(`svc-gen bug: no SQL converter for change ${change.kind}`);
   const tableOf = (model: string) => {
@@ -96,11 +142,4 @@ export function convertChange(change: Change, tables: ReadonlyMap<string, string
     return table;
   };
   return converter(change, { tableOf });
-}
-
-/** jsonb needs explicit conversions; everything else casts. */
-function castExpression(column: string, from: string | null, to: string): string {
-  if (to === 'jsonb') return `to_jsonb(${column})`;
-  if (from === 'jsonb') return `(${column} #>> '{}')::${to}`;
-  return `${column}::${to}`;
 }

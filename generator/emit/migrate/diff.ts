@@ -1,15 +1,25 @@
 /** Compares the previous snapshot's IR with the new IR; returns the changes in run order. */
 import type { Field, FieldKind, FieldType, Model, SchemaIR } from '../../../runtime/ir/types.ts';
-import { wantsIndex } from '../sql.ts';
-import { PHASE, type Change } from './changes.ts';
+import { PHASE, type Change, type IndexReason } from './changes.ts';
+import { CURRENT_LAYOUT, indexesOf, type Layout } from './indexes.ts';
 
-export function diffSchemas(previous: SchemaIR | null, next: SchemaIR): Change[] {
+export interface DiffInput {
+  readonly previous: SchemaIR | null;
+  /** The index layout the previous snapshot's database has. */
+  readonly previousLayout: Layout;
+  readonly next: SchemaIR;
+  /** `Model.field` -> the field name it was renamed from (`@renamedFrom`). */
+  readonly renames: ReadonlyMap<string, string>;
+}
+
+export function diffSchemas(input: DiffInput): Change[] {
+  const { previous, next } = input;
   const before = new Map((previous?.models ?? []).map((m) => [m.name, m]));
   const after = new Map(next.models.map((m) => [m.name, m]));
   const changes: Change[] = [];
   for (const model of next.models) {
     const old = before.get(model.name);
-    changes.push(...(old ? diffModel(old, model) : createModel(model)));
+    changes.push(...(old ? [...diffModel(old, model, input.renames), ...diffIndexes(old, model, input.previousLayout)] : createModel(model)));
   }
   for (const model of previous?.models ?? []) {
     if (!after.has(model.name)) changes.push({ kind: 'dropTable', model });
@@ -20,26 +30,44 @@ export function diffSchemas(previous: SchemaIR | null, next: SchemaIR): Change[]
 function createModel(model: Model): Change[] {
   const keys: Change[] = model.fields
     .filter((f) => f.type.kind === 'belongsTo')
-    .map((field) => ({ kind: 'addForeignKey', model: model.name, table: model.table, field }));
+    .map((field) => ({ kind: 'addForeignKey', model: model.name, table: model.table, field, newTable: true }));
   return [{ kind: 'createTable', model }, ...keys];
 }
 
-/** Fields are matched by column: a field whose column changed is a drop plus an add. */
-function diffModel(old: Model, model: Model): Change[] {
+/**
+ * Fields are matched by column. A field on a new column whose source (the
+ * field of the same name, or the one it is `@renamedFrom`) lost its column
+ * moves by expand/contract; any other new column is an add, any column gone
+ * a drop: a rename is never guessed.
+ */
+function diffModel(old: Model, model: Model, renames: ReadonlyMap<string, string>): Change[] {
   const on = { model: model.name, table: model.table };
   const oldByColumn = new Map(old.fields.filter((f) => f.column).map((f) => [f.column!, f]));
+  const oldByName = new Map(old.fields.map((f) => [f.name, f]));
   const newColumns = new Set(model.fields.map((f) => f.column));
+  const movedFrom = new Set<string>();
   const changes: Change[] = [];
   for (const field of model.fields) {
     if (field.column === null) continue;
     const from = oldByColumn.get(field.column);
-    if (!from) {
-      changes.push({ kind: 'addColumn', ...on, field });
-      if (field.type.kind === 'belongsTo') changes.push({ kind: 'addForeignKey', ...on, field });
-    } else changes.push(...diffField(from, field, on));
+    if (from) {
+      changes.push(...diffField(from, field, on));
+      continue;
+    }
+    const renamed = renames.get(`${model.name}.${field.name}`);
+    const source = oldByName.get(renamed !== undefined && !oldByName.has(field.name) ? renamed : field.name);
+    if (source?.column && !newColumns.has(source.column)) {
+      movedFrom.add(source.column);
+      const reason = source.name === field.name ? 'type' : 'rename';
+      changes.push({ kind: 'expandColumn', ...on, field, from: source, reason }, { kind: 'contractColumn', ...on, field, from: source, reason });
+    } else changes.push({ kind: 'addColumn', ...on, field });
+    if (field.type.kind === 'belongsTo') changes.push({ kind: 'addForeignKey', ...on, field, newTable: false });
   }
   for (const field of old.fields) {
-    if (field.column !== null && !newColumns.has(field.column)) changes.push({ kind: 'dropColumn', model: old.name, table: old.table, field });
+    if (field.column === null || newColumns.has(field.column) || movedFrom.has(field.column)) continue;
+    const gone = { model: old.name, table: old.table, field };
+    if (field.required && field.default === undefined) changes.push({ kind: 'releaseColumn', ...gone });
+    changes.push({ kind: 'dropColumn', ...gone });
   }
   return changes;
 }
@@ -49,15 +77,39 @@ function diffField(from: Field, field: Field, on: { model: string; table: string
   const typeChanged = typeShape(from.type) !== typeShape(field.type);
   if (typeChanged) {
     changes.push({ kind: 'alterType', ...on, from, field });
-    if (field.type.kind === 'belongsTo') changes.push({ kind: 'addForeignKey', ...on, field });
+    if (field.type.kind === 'belongsTo') changes.push({ kind: 'addForeignKey', ...on, field, newTable: false });
   } else {
     if (enumValuesDiffer(from.type, field.type)) changes.push({ kind: 'replaceCheck', ...on, from, field });
     if (from.default !== field.default) changes.push({ kind: 'setDefault', ...on, field });
   }
   if (!from.required && field.required) changes.push({ kind: 'setRequired', ...on, field });
   if (from.required && !field.required) changes.push({ kind: 'dropRequired', ...on, field });
-  if (wantsIndex(from) !== wantsIndex(field)) changes.push({ kind: wantsIndex(field) ? 'addIndex' : 'dropIndex', ...on, field, unique: false });
-  if (from.unique !== field.unique) changes.push({ kind: field.unique ? 'addIndex' : 'dropIndex', ...on, field, unique: true });
+  return changes;
+}
+
+/**
+ * Indexes by name: what the database has (the old model in the previous
+ * layout) against what the new build wants. Indexes of columns that are
+ * dropped go with their column.
+ */
+function diffIndexes(old: Model, model: Model, layout: Layout): Change[] {
+  const had = new Map(indexesOf(old, layout).map((i) => [i.name, i]));
+  const wanted = indexesOf(model, CURRENT_LAYOUT);
+  const wantedNames = new Set(wanted.map((i) => i.name));
+  const sameSchema = new Set(indexesOf(old, CURRENT_LAYOUT).map((i) => i.name));
+  const oldColumns = new Set(old.fields.map((f) => f.column));
+  const columns = new Set(model.fields.map((f) => f.column));
+  const changes: Change[] = layout < CURRENT_LAYOUT ? [{ kind: 'relayout', model: model.name }] : [];
+  for (const index of wanted) {
+    if (had.has(index.name)) continue;
+    const reason: IndexReason = index.field && !oldColumns.has(index.field.column) ? 'column' : sameSchema.has(index.name) ? 'layout' : 'tag';
+    changes.push({ kind: 'addIndex', model: model.name, index, reason });
+  }
+  for (const index of had.values()) {
+    if (wantedNames.has(index.name) || (index.field && !columns.has(index.field.column))) continue;
+    const reason: IndexReason = !sameSchema.has(index.name) && layout < CURRENT_LAYOUT ? 'layout' : 'tag';
+    changes.push({ kind: 'dropIndex', model: model.name, index, reason });
+  }
   return changes;
 }
 
@@ -80,3 +132,4 @@ function enumValuesDiffer(a: FieldType, b: FieldType): boolean {
   if (a.kind !== 'enum' || b.kind !== 'enum') return false;
   return [...a.values].sort().join('\u0000') !== [...b.values].sort().join('\u0000');
 }
+

@@ -1,19 +1,31 @@
 /**
- * The next migration file: the diff between the previous snapshot and the
- * new IR, as readable SQL. Nothing to do -> no file. Destructive changes are
- * refused unless allowed, then marked `-- DESTRUCTIVE:` in the file.
+ * The next migration files: the diff between the previous snapshot and the
+ * new IR, as readable SQL in steps (steps.ts). Nothing to do -> no file.
+ * Changes that remove what old instances still use (drops, the old column of
+ * a renamed or retyped field) go to a second file, the contract, which the
+ * runner applies only once no older build runs. Destructive changes are
+ * refused unless allowed, then marked `-- DESTRUCTIVE:` in the header.
  */
 import type { SchemaIR } from '../../../runtime/ir/types.ts';
 import { diagnostic, type Diagnostic, type Result, type SourceLocation } from '../../diagnostics.ts';
 import { migrationFileName } from '../../ir/naming.ts';
 import { render } from '../templates.ts';
-import { destructiveReason, summarize, type Change } from './changes.ts';
+import { CONTRACT, destructiveReason, summarize, type Change } from './changes.ts';
 import { convertChange } from './convert.ts';
 import { diffSchemas } from './diff.ts';
+import type { Layout } from './indexes.ts';
+import { stepLine } from './steps.ts';
+
+export { CURRENT_LAYOUT, type Layout } from './indexes.ts';
+export { placeColumns } from './columns.ts';
 
 export interface MigrationInput {
   readonly previous: SchemaIR | null;
+  /** The index layout of the previous snapshot (1 when it names none). */
+  readonly previousLayout: Layout;
   readonly next: SchemaIR;
+  /** `Model.field` -> the name it was renamed from (`@renamedFrom`). */
+  readonly renames: ReadonlyMap<string, string>;
   /** File names already in migrations/ (never rewritten). */
   readonly existing: readonly string[];
   readonly allowDestructive: boolean;
@@ -28,16 +40,18 @@ export interface MigrationFile {
   readonly summary: readonly string[];
 }
 
-export function emitMigration(input: MigrationInput): Result<MigrationFile | null> {
-  const changes = diffSchemas(input.previous, input.next);
-  const diagnostics = refusals(changes, input);
+/** The expand (or only) file, then the contract file when there is one. */
+export function emitMigrations(input: MigrationInput): Result<MigrationFile[]> {
+  const changes = diffSchemas(input);
+  const diagnostics = [...renameProblems(input), ...refusals(changes, input)];
   if (diagnostics.length > 0) return { ok: false, diagnostics };
-  if (changes.length === 0) return { ok: true, value: null };
-  const sequence = nextSequence(input.existing);
-  const summary = changes.flatMap((c) => summarize(c) ?? []);
-  const name = input.previous === null ? 'initial' : summary.length === 1 ? stripDetails(summary[0]) : `${stripDetails(summary[0])} and more`;
-  const path = `migrations/${migrationFileName(sequence, name)}`;
-  return { ok: true, value: { path, content: renderFile(sequence, summary, changes, input), summary } };
+  const expand = changes.filter((c) => !CONTRACT[c.kind]);
+  const contract = changes.filter((c) => CONTRACT[c.kind]);
+  const first = nextSequence(input.existing);
+  const files: MigrationFile[] = [];
+  if (expand.length > 0) files.push(migrationFile(first, expand, input, contract.length > 0 ? { contractIn: first + 1 } : {}));
+  if (contract.length > 0) files.push(migrationFile(first + files.length, contract, input, { contractOf: first + files.length - 1 }));
+  return { ok: true, value: files };
 }
 
 function refusals(changes: readonly Change[], input: MigrationInput): Diagnostic[] {
@@ -56,24 +70,53 @@ function refusals(changes: readonly Change[], input: MigrationInput): Diagnostic
   return out;
 }
 
+/**
+ * A `@renamedFrom` whose old name and new name both exist in the previous
+ * snapshot (a swap, or a name reused) cannot say which column holds what.
+ */
+function renameProblems(input: MigrationInput): Diagnostic[] {
+  const before = new Map((input.previous?.models ?? []).map((m) => [m.name, new Set(m.fields.map((f) => f.name))]));
+  return [...input.renames].flatMap(([where, from]) => {
+    const [model, field] = where.split('.');
+    const names = before.get(model);
+    if (!names?.has(field) || !names.has(from)) return [];
+    const message = `@renamedFrom("${from}") on ${where}: the previous schema has both ${model}.${from} and ${where}; rename one field per build (remove the tag once built)`;
+    return [diagnostic('BAD_TAG_VALUE', input.locate(model, field), message)];
+  });
+}
+
 function locateChange(change: Change, input: MigrationInput): SourceLocation {
   if (change.kind === 'createTable' || change.kind === 'dropTable') return input.locate(change.model.name);
+  if (change.kind === 'addIndex' || change.kind === 'dropIndex') return input.locate(change.model, change.index.field?.name);
+  if (change.kind === 'relayout') return input.locate(change.model);
   return input.locate(change.model, change.field.name);
 }
 
-function renderFile(sequence: number, summary: readonly string[], changes: readonly Change[], input: MigrationInput): string {
+const pad = (n: number) => String(n).padStart(4, '0');
+
+function migrationFile(sequence: number, changes: readonly Change[], input: MigrationInput, pair: { contractIn?: number; contractOf?: number }): MigrationFile {
+  const summary = changes.flatMap((c) => summarize(c) ?? []);
+  const first = summary[0] ?? 'change';
+  const name = input.previous === null ? 'initial' : `${pair.contractOf === undefined ? '' : 'contract '}${stripDetails(first)}${summary.length > 1 ? ' and more' : ''}`;
+  const path = `migrations/${migrationFileName(sequence, name)}`;
+  return { path, content: renderFile(sequence, summary, changes, input, pair), summary };
+}
+
+function renderFile(sequence: number, summary: readonly string[], changes: readonly Change[], input: MigrationInput, pair: { contractIn?: number; contractOf?: number }): string {
   const tables = new Map(input.next.models.map((m) => [m.name, m.table]));
-  const number = String(sequence).padStart(4, '0');
-  const title = summary.length === 1 ? `svc-gen migration ${number}: ${summary[0]}` : `svc-gen migration ${number}:`;
-  const blocks = changes.map((change) => {
-    const reason = destructiveReason(change);
-    return { lines: [...(reason ? [`-- DESTRUCTIVE: ${reason}`] : []), ...convertChange(change, tables)] };
-  });
+  const number = pad(sequence);
+  const steps = changes.flatMap((change) => convertChange(change, tables));
+  const destructive = changes.flatMap((c) => destructiveReason(c) ?? []);
+  // The first migration creates empty tables only: one transaction, as every migration was before steps existed.
+  const stepped = input.previous !== null;
   return render('migration.sql', {
     schemaFile: input.schemaFile,
-    title,
+    contractOf: pair.contractOf === undefined ? null : `-- contract of ${pad(pair.contractOf)}: ${summary.join('; ')}`,
+    title: summary.length === 1 ? `svc-gen migration ${number}: ${summary[0]}` : `svc-gen migration ${number}:`,
     details: summary.length === 1 ? [] : summary,
-    blocks,
+    contractIn: pair.contractIn === undefined ? null : `-- expand: ${pad(pair.contractIn)} is its contract, applied once no instance runs an older build`,
+    destructive: destructive.map((reason) => `-- DESTRUCTIVE: ${reason}`),
+    steps: steps.map((step, i) => ({ line: stepped ? stepLine(step, i + 1) : null, sql: step.sql })),
   });
 }
 

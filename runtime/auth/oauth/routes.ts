@@ -13,6 +13,14 @@ import type { Accounts } from '../service.ts';
 import { authorizationUrl, exchangeCode, fetchIdentity } from './client.ts';
 import { userOfIdentity } from './identities.ts';
 import { BINDING_COOKIE, STATE_TTL_SECS, codeChallenge, randomToken, saveState, takeState } from './state.ts';
+import { setRefreshCookie } from '../cookie.ts';
+
+/**
+ * A sign-in started from the console (`authorize?...&return=console`) ends
+ * back in the console: the callback sets the refresh cookie of a browser
+ * session (../cookie.ts) and redirects to /console instead of answering JSON.
+ */
+const RETURN_COOKIE = 'svc_oauth_return';
 
 export interface OAuthRouteOptions {
   readonly providers: readonly OAuthProviderConfig[];
@@ -20,6 +28,8 @@ export interface OAuthRouteOptions {
   readonly accounts: Accounts;
   readonly log: Logger;
   readonly audit: import('../../audit/index.ts').AuditLog;
+  /** The refresh cookie's lifetime (SVC_REFRESH_TOKEN_TTL_SECS). */
+  readonly refreshTokenTtlSecs: number;
 }
 
 const STATE_ERRORS = { unknown: 'invalid or already used OAuth state', expired: 'OAuth state expired',
@@ -47,6 +57,10 @@ export function mountOAuthRoutes(router: Router, options: OAuthRouteOptions): vo
     ctx.cookies.set(BINDING_COOKIE, browserBinding, {
       httpOnly: true, sameSite: 'lax', path: '/auth/oauth', maxAge: STATE_TTL_SECS * 1000, secure: ctx.secure, overwrite: true,
     });
+    const toConsole = ctx.query.return === 'console';
+    ctx.cookies.set(RETURN_COOKIE, toConsole ? 'console' : null, {
+      httpOnly: true, sameSite: 'lax', path: '/auth/oauth', maxAge: toConsole ? STATE_TTL_SECS * 1000 : 0, secure: ctx.secure, overwrite: true,
+    });
     ctx.redirect(authorizationUrl(provider, { state, nonce, codeChallenge: codeChallenge(codeVerifier), redirectUri }));
   });
   router.get('/auth/oauth/callback/:provider', async (ctx) => {
@@ -63,6 +77,12 @@ export function mountOAuthRoutes(router: Router, options: OAuthRouteOptions): vo
     if (user.disabled) throw forbidden('account disabled');
     options.log.info({ provider: provider.name, userId: user.id }, 'oauth sign-in');
     const pair = await options.accounts.issue(user, false, 'auth.login', options.audit.requestOf(ctx));
+    if (ctx.cookies.get(RETURN_COOKIE) === 'console') {
+      ctx.cookies.set(RETURN_COOKIE, null, { path: '/auth/oauth', overwrite: true });
+      setRefreshCookie(ctx, pair.refresh_token, options.refreshTokenTtlSecs);
+      ctx.redirect('/console');
+      return;
+    }
     ctx.body = { access_token: pair.token, refresh_token: pair.refresh_token, token_type: 'Bearer', user: pair.user };
   });
 }

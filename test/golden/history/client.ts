@@ -52,16 +52,16 @@ export interface DealFilter {
   tenantId: string | null;
   createdAt: string;
   updatedAt: string;
-  title: string;
-  amount: number | null;
+  name: string;
+  amount: string | null;
   companyId: string;
   probability: number;
 }
 
 /** What `create` accepts for Deal; `update` accepts any part of it. */
 export interface DealInput {
-  title: string;
-  amount?: number | null;
+  name: string;
+  amount?: string | null;
   companyId: string;
   probability?: number;
 }

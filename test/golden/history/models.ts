@@ -50,9 +50,9 @@ export interface Deal {
   updatedAt: string;
   /** ISO 8601; set while the record is in the trash. */
   deletedAt: string | null;
-  title: string;
+  name: string;
   /** @index */
-  amount?: number | null;
+  amount?: string | null;
   companyId: string;
   /** The Company of companyId; present when included. */
   company?: Company;

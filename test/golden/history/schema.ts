@@ -24,9 +24,10 @@ export interface Contact {
 
 export interface Deal {
   id: string;
-  title: string;
+  /** @renamedFrom("title") */
+  name: string;
   /** @index */
-  amount?: number;
+  amount?: string;
   company: Company;
   /** @default 0 */
   probability: number;

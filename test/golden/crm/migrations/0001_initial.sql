@@ -23,7 +23,7 @@ create table "activity" (
   "deal_id" text,
   constraint "activity_kind_check" check ("kind" in ('call', 'email', 'meeting', 'task'))
 );
-create index "activity_tenant_id_idx" on "activity" ("tenant_id");
+create index "activity_tenant_id_tidx" on "activity" ("tenant_id", "id");
 create index "activity_contact_id_idx" on "activity" ("contact_id");
 create index "activity_deal_id_idx" on "activity" ("deal_id");
 
@@ -42,8 +42,8 @@ create table "company" (
   "address" jsonb,
   "tags" jsonb
 );
-create index "company_tenant_id_idx" on "company" ("tenant_id");
-create unique index "company_name_key" on "company" (coalesce("tenant_id", ''), "name") where "deleted_at" is null;
+create index "company_tenant_id_tidx" on "company" ("tenant_id", "id");
+create unique index "company_name_tkey" on "company" ("tenant_id", "name") nulls not distinct where "deleted_at" is null and "name" is not null;
 create index "company_logo_idx" on "company" ("logo");
 
 create table "contact" (
@@ -60,10 +60,10 @@ create table "contact" (
   "vip" boolean not null default false,
   "last_contact_at" timestamptz
 );
-create index "contact_tenant_id_idx" on "contact" ("tenant_id");
-create unique index "contact_email_key" on "contact" (coalesce("tenant_id", ''), "email") where "deleted_at" is null;
+create index "contact_tenant_id_tidx" on "contact" ("tenant_id", "id");
+create unique index "contact_email_tkey" on "contact" ("tenant_id", "email") nulls not distinct where "deleted_at" is null and "email" is not null;
 create index "contact_company_id_idx" on "contact" ("company_id");
-create index "contact_last_contact_at_idx" on "contact" ("last_contact_at");
+create index "contact_last_contact_at_tidx" on "contact" ("tenant_id", "last_contact_at", "id");
 
 create table "deal" (
   "id" text primary key,
@@ -81,8 +81,8 @@ create table "deal" (
   "contact_id" text,
   constraint "deal_stage_check" check ("stage" in ('lead', 'qualified', 'proposal', 'won', 'lost'))
 );
-create index "deal_tenant_id_idx" on "deal" ("tenant_id");
-create index "deal_stage_idx" on "deal" ("stage");
+create index "deal_tenant_id_tidx" on "deal" ("tenant_id", "id");
+create index "deal_stage_tidx" on "deal" ("tenant_id", "stage", "id");
 create index "deal_company_id_idx" on "deal" ("company_id");
 create index "deal_contact_id_idx" on "deal" ("contact_id");
 
@@ -97,7 +97,7 @@ create table "line_item" (
   "quantity" double precision not null default 1,
   "order" double precision not null
 );
-create index "line_item_tenant_id_idx" on "line_item" ("tenant_id");
+create index "line_item_tenant_id_tidx" on "line_item" ("tenant_id", "id");
 create index "line_item_deal_id_idx" on "line_item" ("deal_id");
 create index "line_item_product_id_idx" on "line_item" ("product_id");
 
@@ -111,7 +111,7 @@ create table "note" (
   "contact_id" text not null,
   "pinned" boolean default false
 );
-create index "note_tenant_id_idx" on "note" ("tenant_id");
+create index "note_tenant_id_tidx" on "note" ("tenant_id", "id");
 create index "note_contact_id_idx" on "note" ("contact_id");
 
 create table "product" (
@@ -126,8 +126,8 @@ create table "product" (
   "description" text,
   "active" boolean not null default true
 );
-create index "product_tenant_id_idx" on "product" ("tenant_id");
-create unique index "product_sku_key" on "product" (coalesce("tenant_id", ''), "sku") where "deleted_at" is null;
+create index "product_tenant_id_tidx" on "product" ("tenant_id", "id");
+create unique index "product_sku_tkey" on "product" ("tenant_id", "sku") nulls not distinct where "deleted_at" is null and "sku" is not null;
 
 create table "ticket" (
   "id" text primary key,
@@ -144,7 +144,7 @@ create table "ticket" (
   constraint "ticket_priority_check" check ("priority" in ('low', 'normal', 'high', 'urgent')),
   constraint "ticket_status_check" check ("status" in ('open', 'pending', 'closed'))
 );
-create index "ticket_tenant_id_idx" on "ticket" ("tenant_id");
+create index "ticket_tenant_id_tidx" on "ticket" ("tenant_id", "id");
 create index "ticket_company_id_idx" on "ticket" ("company_id");
 
 alter table "activity" add constraint "activity_contact_id_fkey" foreign key ("contact_id") references "contact" ("id") on delete set null;

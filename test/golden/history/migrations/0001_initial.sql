@@ -11,7 +11,7 @@ create table "company" (
   "deleted_at" timestamptz,
   "name" text not null
 );
-create index "company_tenant_id_idx" on "company" ("tenant_id");
+create index "company_tenant_id_tidx" on "company" ("tenant_id", "id");
 
 create table "contact" (
   "id" text primary key,
@@ -23,7 +23,7 @@ create table "contact" (
   "email" text not null,
   "company_id" text
 );
-create index "contact_tenant_id_idx" on "contact" ("tenant_id");
+create index "contact_tenant_id_tidx" on "contact" ("tenant_id", "id");
 create index "contact_company_id_idx" on "contact" ("company_id");
 
 alter table "contact" add constraint "contact_company_id_fkey" foreign key ("company_id") references "company" ("id") on delete set null;

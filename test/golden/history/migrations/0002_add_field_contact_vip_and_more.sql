@@ -5,11 +5,17 @@
 --   add model Deal
 --   add unique on Contact.email
 
+-- step 1 transactional: add field Contact.vip
 alter table "contact" add column "vip" boolean;
 
+-- step 2 transactional: add field Contact.stage
 alter table "contact" add column "stage" text not null default 'lead';
-alter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead', 'qualified'));
+alter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead', 'qualified')) not valid;
 
+-- step 3 online: validate the values of Contact.stage
+alter table "contact" validate constraint "contact_stage_check";
+
+-- step 4 transactional: add model Deal (a new, empty table and its indexes)
 create table "deal" (
   "id" text primary key,
   "tenant_id" text,
@@ -20,9 +26,14 @@ create table "deal" (
   "amount" double precision,
   "company_id" text not null
 );
-create index "deal_tenant_id_idx" on "deal" ("tenant_id");
+create index "deal_tenant_id_tidx" on "deal" ("tenant_id", "id");
 create index "deal_company_id_idx" on "deal" ("company_id");
 
-create unique index "contact_email_key" on "contact" (coalesce("tenant_id", ''), "email") where "deleted_at" is null;
+-- step 5 preflight: no duplicates for the unique on Contact.email
+select "tenant_id", "email", count(*) as "rows" from "contact" where "deleted_at" is null and "email" is not null group by "tenant_id", "email" having count(*) > 1 order by count(*) desc limit 10;
 
+-- step 6 online: add unique on Contact.email (tenant_id, email)
+create unique index concurrently if not exists "contact_email_tkey" on "contact" ("tenant_id", "email") nulls not distinct where "deleted_at" is null and "email" is not null;
+
+-- step 7 transactional: reference Company from Deal.company (a new, empty table)
 alter table "deal" add constraint "deal_company_id_fkey" foreign key ("company_id") references "company" ("id") on delete restrict;

@@ -6,13 +6,21 @@
 --   set default of Contact.vip to false
 --   add index on Deal.amount
 
+-- step 1 transactional: replace the allowed values of Contact.stage
 alter table "contact" drop constraint if exists "contact_stage_check";
-alter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead', 'qualified', 'won'));
+alter table "contact" add constraint "contact_stage_check" check ("stage" in ('lead', 'qualified', 'won')) not valid;
 
+-- step 2 online: validate the values of Contact.stage
+alter table "contact" validate constraint "contact_stage_check";
+
+-- step 3 transactional: add field Deal.probability
 alter table "deal" add column "probability" double precision not null default 0;
 
+-- step 4 transactional: make Contact.name optional
 alter table "contact" alter column "name" drop not null;
 
+-- step 5 transactional: set the default of Contact.vip
 alter table "contact" alter column "vip" set default false;
 
-create index "deal_amount_idx" on "deal" ("amount");
+-- step 6 online: add index on Deal.amount (tenant_id, amount, id)
+create index concurrently if not exists "deal_amount_tidx" on "deal" ("tenant_id", "amount", "id");

@@ -3,8 +3,8 @@
 create table if not exists "deal_projection" (
   "id" text primary key,
   "tenant_id" text,
-  "title" text,
-  "amount" text,
+  "name" text,
+  "amount_v2" text,
   "company_id" text,
   "probability" text,
   "created_at" text,

@@ -11,7 +11,7 @@ create table "project" (
   "deleted_at" timestamptz,
   "name" text not null
 );
-create index "project_tenant_id_idx" on "project" ("tenant_id");
+create index "project_tenant_id_tidx" on "project" ("tenant_id", "id");
 
 create table "task" (
   "id" text primary key,
@@ -25,7 +25,7 @@ create table "task" (
   "due_at" timestamptz,
   constraint "task_status_check" check ("status" in ('open', 'started', 'done'))
 );
-create index "task_tenant_id_idx" on "task" ("tenant_id");
+create index "task_tenant_id_tidx" on "task" ("tenant_id", "id");
 create index "task_project_id_idx" on "task" ("project_id");
 
 alter table "task" add constraint "task_project_id_fkey" foreign key ("project_id") references "project" ("id") on delete set null;

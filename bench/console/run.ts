@@ -1,0 +1,109 @@
+/**
+ * `npm run bench:console`: the console's first pages on a big database (issue
+ * 32 item 6). Seeds BENCH_ROWS (default 1,000,000) Company records and as many
+ * jobs (a tenth dead) with generate_series into a database of its own
+ * (`console_bench_*`, dropped at the end), then times, over HTTP, the API
+ * calls behind the first page of /console/records/Company and of
+ * /console/jobs?status=dead, and in Chromium the time from navigation until
+ * that page's table shows its rows, cold (a page load) and inside the app
+ * (the operator switching views). Target: under 500 ms each.
+ */
+import { createTestDatabase } from '../../test/helpers/db.ts';
+import { startTestService } from '../../test/helpers/service.ts';
+import { launchChromium } from '../../test/helpers/browser.ts';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const RUNS = 7;
+
+const PAGE = `query($model: String!, $first: Int, $where: JSON) {
+  paginatedRecords(model: $model, first: $first, where: $where) { items pageInfo { hasNextPage endCursor } } }`;
+
+async function timed(run: () => Promise<unknown>): Promise<number[]> {
+  const ms: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    await run();
+    ms.push(performance.now() - started);
+  }
+  return ms.sort((a, b) => a - b);
+}
+
+const line = (name: string, ms: number[]) =>
+  `${name.padEnd(52)} median ${ms[Math.floor(ms.length / 2)].toFixed(1).padStart(7)} ms   max ${ms[ms.length - 1].toFixed(1).padStart(7)} ms`;
+
+async function main() {
+  const database = await createTestDatabase('console_bench', { fixture: 'crm' });
+  try {
+    const svc = await startTestService({
+      fixture: 'crm', database,
+      env: { ADMIN_EMAIL: 'bench@example.com', ADMIN_PASSWORD: 'bench-password-1', RATE_LIMIT_RPS: '10000000', SVC_LOG_LEVEL: 'error' },
+    });
+    try {
+      const seedStarted = performance.now();
+      // ULID-shaped ids in creation order: 10 time characters, then the row number.
+      const seed = (text: string) => svc.ctx.db.tx(async (t) => {
+        await t.none('set local statement_timeout = 0');
+        await t.none(text, [ROWS]);
+      });
+      await seed(`insert into company (id, name, employees, created_at, updated_at)
+        select '01J' || lpad(g::text, 23, '0'), 'Company ' || g, g % 5000, now(), now() from generate_series(1, $1) g`);
+      await seed(`insert into svc_jobs (id, queue, kind, payload, status, attempts, max_attempts, error)
+        select '01J' || lpad(g::text, 23, '0'), 'q' || (g % 4), 'send', jsonb_build_object('customer', g % 1000),
+               case when g % 10 = 0 then 'dead' else 'succeeded' end, 1, 1, case when g % 10 = 0 then 'smtp refused' end
+          from generate_series(1, $1) g`);
+      await seed('analyze company; analyze svc_jobs');
+      process.stdout.write(`seeded ${ROWS} companies and ${ROWS} jobs in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s\n`);
+
+      const login = await (await fetch(`${svc.url}/auth/login`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password-1' }),
+      })).json() as { token: string };
+      const headers = { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' };
+      const gql = (variables: Record<string, unknown>) => fetch(`${svc.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: PAGE, variables }) })
+        .then(async (r) => { const body = await r.json() as { errors?: unknown }; if (body.errors) throw new Error(JSON.stringify(body.errors)); });
+      const rest = (path: string) => fetch(svc.url + path, { headers }).then((r) => { if (!r.ok) throw new Error(`${path}: ${r.status}`); return r.json(); });
+
+      process.stdout.write(`${line('API  records Company, first page (20)', await timed(() => gql({ model: 'Company', first: 20 })))}\n`);
+      process.stdout.write(`${line('API  records Company, name contains "Company 99999"', await timed(() => gql({ model: 'Company', first: 20, where: { name: { contains: 'Company 99999' } } })))}\n`);
+      process.stdout.write(`${line('API  jobs status=dead, first page (50)', await timed(() => rest('/jobs/search?status=dead')))}\n`);
+      process.stdout.write(`${line('API  jobs status=dead queue=q2 payload customer=10', await timed(() => rest(`/jobs/search?status=dead&queue=q2&payload=${encodeURIComponent('{"customer":10}')}`)))}\n`);
+      process.stdout.write(`${line('API  bulk retry dryRun status=dead (exact count)', await timed(() => fetch(`${svc.url}/jobs/bulk`, { method: 'POST', headers, body: JSON.stringify({ filter: { status: 'dead' }, action: 'retry', dryRun: true }) })))}\n`);
+
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${svc.url}/console`);
+        await page.getByLabel('Email').fill('bench@example.com');
+        await page.getByLabel('Password').fill('bench-password-1');
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Log out' }).waitFor();
+        for (const [name, address, rows] of [
+          ['page /console/records/Company (20 rows shown)', '/console/records/Company', 20],
+          ['page /console/jobs?status=dead (50 rows shown)', '/console/jobs?status=dead', 50],
+        ] as const) {
+          const ms = await timed(async () => {
+            await page.goto(svc.url + address);
+            await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll('tbody tr').length >= n, rows, { timeout: 30_000 });
+          });
+          process.stdout.write(`${line(name, ms)}\n`);
+          // Inside the app (an operator moving between views): no page load, the schema already known.
+          const inApp = await timed(async () => {
+            await page.evaluate(() => { const g = globalThis as any; g.history.pushState(null, '', '/console/schema'); g.dispatchEvent(new g.PopStateEvent('popstate')); });
+            await page.waitForFunction(() => (globalThis as any).document.querySelector('h1')?.textContent === 'Schema');
+            await page.evaluate((to) => { const g = globalThis as any; g.history.pushState(null, '', to); g.dispatchEvent(new g.PopStateEvent('popstate')); }, address);
+            await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll('tbody tr').length >= n, rows, { timeout: 30_000 });
+          });
+          process.stdout.write(`${line(`${name.replace('page', 'view')}, in app`, inApp)}\n`);
+        }
+      } finally {
+        await browser.close();
+      }
+    } finally {
+      await svc.close();
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,260 @@
+/**
+ * Generated safe-form migrations applied by the real runner to tables with
+ * rows: make-required under concurrent writes, a unique's duplicate
+ * preflight, expand/contract of a rename and of a rewriting type change with
+ * old and new writers (the contract held back while an old instance is
+ * registered), and the switch of an existing project to index layout 2.
+ */
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MigrationError, type MigrateSettings } from '../../runtime/db/migrate/index.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { deployment, type Deployment } from '../helpers/deploy.ts';
+import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
+
+let database: TestDatabase;
+let client: pg.Client;
+let schemas = 0;
+const deployments: Deployment[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+});
+afterAll(async () => {
+  for (const d of deployments.splice(0)) await d.close();
+  await client.end();
+  await database.drop();
+});
+
+const exec = (text: string, values: unknown[] = []) => client.query(text, values);
+const rows = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await client.query<T>(text, values)).rows;
+
+function edit(path: string, from: string, to: string): void {
+  const text = readFileSync(path, 'utf8');
+  if (!text.includes(from)) throw new Error(`schema does not contain ${from}`);
+  writeFileSync(path, text.replace(from, to));
+}
+
+const filesOf = (outDir: string) => readdirSync(join(outDir, 'migrations')).sort().map((f) => join(outDir, 'migrations', f));
+
+/** A Postgres schema of its own, with every migration of `outDir` deployed by the runner. */
+async function deployAll(outDir: string): Promise<{ schema: string; deployed: Deployment }> {
+  const schema = `s${++schemas}`;
+  await exec(`create schema ${schema}; set search_path to ${schema}`);
+  const deployed = deployment(database.url, schema);
+  deployments.push(deployed);
+  await deployed.migrate(filesOf(outDir));
+  return { schema, deployed };
+}
+
+async function historyProject() {
+  const schemaPath = copySchema('history/v3');
+  const outDir = tempDir('steps-sql');
+  await buildOk({ schemaPath, outDir, name: 'history' });
+  const { deployed, schema } = await deployAll(outDir);
+  await exec(`insert into "company" ("id", "name") values ('c1', 'Acme')`);
+  /** Builds after the edits and deploys the expand (or only) file; the contract, when there is one, on request. */
+  const rebuild = async (edits: [string, string][], options: { allowDestructive?: boolean; settings?: Partial<MigrateSettings> } = {}) => {
+    for (const [from, to] of edits) edit(schemaPath, from, to);
+    const result = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive: options.allowDestructive });
+    const expand = await deployed.migrate([join(outDir, result.migration!.path)], options.settings);
+    const contract = result.contract ? () => deployed.migrate([join(outDir, result.contract!.path)]) : null;
+    return { expand, contract, result };
+  };
+  return { rebuild, schema };
+}
+
+async function seedDeals(count: number, title: string): Promise<void> {
+  await exec(`insert into "deal" ("id", "title", "company_id", "amount") select 'd' || lpad(i::text, 6, '0'), ${title}, 'c1', i * 1.5 from generate_series(1, ${count}) i`);
+}
+
+const columnsOf = async (table: string) =>
+  (await rows<{ column_name: string }>(`select column_name from information_schema.columns where table_schema = current_schema() and table_name = $1 order by ordinal_position`, [table])).map((r) => r.column_name);
+
+/** Application writes on a connection of their own until stopped: every failure is kept. */
+function keepWriting(schema: string, write: (c: pg.Client, i: number) => Promise<unknown>) {
+  const writer = new pg.Client({ connectionString: database.url, options: `-c search_path=${schema}` });
+  const failures: string[] = [];
+  let writes = 0;
+  let running = true;
+  const loop = (async () => {
+    await writer.connect();
+    while (running) {
+      try {
+        await write(writer, writes);
+        writes++;
+      } catch (error) {
+        failures.push((error as Error).message);
+      }
+    }
+    await writer.end();
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { writes, failures };
+    },
+  };
+}
+
+describe('online-safe steps on tables with rows, by the runner', { timeout: 90_000 }, () => {
+  it('make required: default, batched backfill, check, validate, set not null, while the application keeps writing', async () => {
+    const { rebuild, schema } = await historyProject();
+    await exec(`insert into "contact" ("id", "name", "email", "vip") select 'p' || lpad(i::text, 6, '0'), 'n', 'p' || i || '@x.io', null from generate_series(1, 3000) i`);
+    const writer = keepWriting(schema, async (c, i) => {
+      // An update of any row, filled or not yet, and a new row that omits the field.
+      await c.query(`update "contact" set "name" = $2 where "id" = 'p' || lpad($1::text, 6, '0')`, [(i * 7) % 3000 + 1, `w${i}`]);
+      await c.query(`insert into "contact" ("id", "name", "email") values ($1, 'new', $2)`, [`q${i}`, `q${i}@x.io`]);
+    });
+    const { expand } = await rebuild([['  /** @default false */\n  vip?: boolean;', '  /** @default false */\n  vip: boolean;']], {
+      allowDestructive: true,
+      settings: { batchRows: 500 },
+    });
+    const { writes, failures } = await writer.stop();
+    expect(expand.applied).toHaveLength(1);
+    expect(failures).toEqual([]);
+    expect(writes).toBeGreaterThan(0);
+    expect(await rows(`select count(*)::int as n from "contact" where "vip" is null`)).toEqual([{ n: 0 }]);
+    expect(await rows(`select attnotnull from pg_attribute where attrelid = 'contact'::regclass and attname = 'vip'`)).toEqual([{ attnotnull: true }]);
+    expect(await rows(`select conname from pg_constraint where conrelid = 'contact'::regclass and conname like '%notnull'`)).toEqual([]);
+  });
+
+  it('a unique with duplicates stops at its preflight naming them, and creates no index', async () => {
+    const { rebuild } = await historyProject();
+    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id") values ('a', 'Big', 'c1', 't1'), ('b', 'Big', 'c1', 't1'), ('c', 'Big', 'c1', 't2'), ('d', 'G', 'c1', null), ('e', 'G', 'c1', null)`);
+    const failed = rebuild([['  title: string;', '  /** @unique */\n  title: string;']]);
+    await expect(failed).rejects.toThrow(MigrationError);
+    await expect(failed).rejects.toThrow(/"tenant_id":"t1","title":"Big"/);
+    await expect(failed).rejects.toThrow(/"tenant_id":null,"title":"G"/);
+    expect(await rows(`select to_regclass('deal_title_tkey') as idx`)).toEqual([{ idx: null }]);
+  });
+
+  it('a unique keeps its meaning: per tenant, a null tenant is one tenant, deleted rows and empty values never collide', async () => {
+    const { rebuild } = await historyProject();
+    await rebuild([['  amount?: number;', '  /** @unique */\n  amount?: number;']]);
+    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('a', 'x', 'c1', 't1', 1), ('b', 'x', 'c1', 't2', 1), ('c', 'x', 'c1', null, 1), ('d', 'x', 'c1', 't1', null), ('e', 'x', 'c1', 't1', null)`);
+    await expect(exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('f', 'x', 'c1', null, 1)`)).rejects.toThrow(/deal_amount_tkey/);
+    await expect(exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('g', 'x', 'c1', 't1', 1)`)).rejects.toThrow(/deal_amount_tkey/);
+    await exec(`update "deal" set "deleted_at" = now() where "id" = 'a'; insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('h', 'x', 'c1', 't1', 1)`);
+  });
+
+  it('rename: the contract waits for the old instance; meanwhile old and new writers stay in step', async () => {
+    const { rebuild } = await historyProject();
+    await seedDeals(1500, `'T' || i`);
+    // An instance of the build before the rename, alive and registered.
+    await exec(`insert into "svc_realtime_instances" ("instance_id", "schema_migration", "ttl_ms") values ('old-1', '0001_initial.sql', 600000)`);
+    const { expand, contract, result } = await rebuild([['  title: string;', '  /** @renamedFrom("title") */\n  name: string;']], { settings: { batchRows: 400 } });
+    expect(result.contract).not.toBeNull();
+    expect(expand.heldBack).toBeNull();
+    const held = await contract!();
+    expect(held.applied).toEqual([]);
+    expect(held.heldBack?.message).toContain('old-1');
+    expect(await rows(`select count(*)::int as n from "deal" where "name" is distinct from "title"`)).toEqual([{ n: 0 }]);
+    // The old build writes "title", the new build writes "name".
+    await exec(`insert into "deal" ("id", "title", "company_id") values ('old', 'from old', 'c1')`);
+    await exec(`insert into "deal" ("id", "name", "company_id") values ('new', 'from new', 'c1')`);
+    await exec(`update "deal" set "title" = 'old edit' where "id" = 'new'`);
+    await exec(`update "deal" set "name" = 'new edit' where "id" = 'old'`);
+    expect(await rows(`select "id", "title", "name" from "deal" where "id" in ('old', 'new') order by "id"`)).toEqual([
+      { id: 'new', title: 'old edit', name: 'old edit' },
+      { id: 'old', title: 'new edit', name: 'new edit' },
+    ]);
+    await expect(exec(`insert into "deal" ("id", "company_id") values ('none', 'c1')`)).rejects.toThrow(/null value in column "name"|violates not-null/);
+    // The old instance is gone: the contract applies.
+    await exec(`delete from "svc_realtime_instances" where "instance_id" = 'old-1'`);
+    expect((await contract!()).applied).toEqual([`schema/${result.contract!.path.slice('migrations/'.length)}`]);
+    expect(await columnsOf('deal')).not.toContain('title');
+    expect(await rows(`select "name" from "deal" where "id" = 'd000007'`)).toEqual([{ name: 'T7' }]);
+    expect(await rows(`select count(*)::int as n from pg_proc where proname = 'deal_name_sync'`)).toEqual([{ n: 0 }]);
+  });
+
+  it('a type change that rewrites moves to a new column: converted, kept in step, then swapped', async () => {
+    const { rebuild } = await historyProject();
+    await seedDeals(1200, `'t'`);
+    await exec(`update "deal" set "amount" = null where "id" = 'd000003'`);
+    const { contract } = await rebuild([['  amount?: number;', '  amount?: string;']], { settings: { batchRows: 500 } });
+    expect(await rows(`select "amount", "amount_v2" from "deal" where "id" in ('d000002', 'd000003') order by "id"`)).toEqual([
+      { amount: 3, amount_v2: '3' },
+      { amount: null, amount_v2: null },
+    ]);
+    await exec(`update "deal" set "amount" = 2.5 where "id" = 'd000001'`);
+    await exec(`update "deal" set "amount_v2" = '42' where "id" = 'd000002'`);
+    expect(await rows(`select "amount", "amount_v2" from "deal" where "id" in ('d000001', 'd000002') order by "id"`)).toEqual([
+      { amount: 2.5, amount_v2: '2.5' },
+      { amount: 42, amount_v2: '42' },
+    ]);
+    expect(await rows(`select i.indisvalid as valid from pg_index i where i.indexrelid = 'deal_amount_v2_tidx'::regclass`)).toEqual([{ valid: true }]);
+    await contract!();
+    expect(await columnsOf('deal')).not.toContain('amount');
+    expect(await columnsOf('deal')).toContain('amount_v2');
+  });
+});
+
+describe('tenant-leading indexes serve a tenant\'s ordered page', { timeout: 60_000 }, () => {
+  it('a page ordered by an @index field is an index walk over that tenant\'s rows, with no sort', async () => {
+    await historyProject();
+    await exec(`insert into "deal" ("id", "tenant_id", "title", "company_id", "amount")
+      select 'd' || lpad(i::text, 6, '0'), 't' || (i % 200), 'x', 'c1', (i * 7919) % 1000 from generate_series(1, 20000) i`);
+    await exec('analyze "deal"');
+    // The shape runtime/records/read.ts writes: tenant scope, live rows, order by the field then id, keyset limit.
+    const [{ 'QUERY PLAN': plan }] = await rows<{ 'QUERY PLAN': unknown }>(`explain (format json)
+      select * from "deal" t where t."deleted_at" is null and t."tenant_id" = 't7'
+       order by t."amount" asc nulls last, t."id" asc nulls last limit 21`);
+    const text = JSON.stringify(plan);
+    expect(text).toContain('"Index Name":"deal_amount_tidx"');
+    expect(text).not.toContain('"Node Type":"Sort"');
+  });
+});
+
+/** Index definitions of the current schema's model tables, without the schema name. */
+async function indexDefinitions(): Promise<string[]> {
+  const found = await rows<{ def: string; valid: boolean }>(`
+    select replace(pg_get_indexdef(i.indexrelid), current_schema() || '.', '') as def, i.indisvalid as valid
+      from pg_index i join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = current_schema() and c.relname not like 'svc\\_%' order by 1`);
+  expect(found.filter((r) => !r.valid)).toEqual([]);
+  return found.map((r) => r.def);
+}
+
+describe('an existing project switches to index layout 2', { timeout: 60_000 }, () => {
+  /** DIR as a layout-1 build left it, deployed; then `build` with today's generator. */
+  async function upgrade(fixture: 'history' | 'crm', schema: string, damage = '') {
+    const outDir = tempDir(`layout-${fixture}`);
+    cpSync(join(FIXTURES, 'layout-1', fixture), outDir, { recursive: true });
+    const { deployed } = await deployAll(outDir);
+    if (damage) await exec(damage);
+    const result = await buildOk({ schemaPath: join(FIXTURES, schema, 'schema.ts'), outDir, name: fixture });
+    const path = join(outDir, result.migration!.path);
+    return { text: readFileSync(path, 'utf8'), apply: () => deployed.migrate([path]) };
+  }
+
+  async function freshIndexes(schema: string): Promise<string[]> {
+    const outDir = tempDir('layout-fresh');
+    await buildOk({ schemaPath: join(FIXTURES, schema, 'schema.ts'), outDir });
+    await deployAll(outDir);
+    return indexDefinitions();
+  }
+
+  it('history: new indexes concurrently, then the old ones dropped; the result equals a fresh build', async () => {
+    const { text, apply } = await upgrade('history', 'history/v3');
+    await exec(`insert into "company" ("id", "name", "tenant_id") values ('c1', 'Acme', 't1'); insert into "contact" ("id", "name", "email", "tenant_id") values ('p1', 'Ann', 'a@x.io', 't1')`);
+    expect(text).not.toMatch(/^create (unique )?index (?!concurrently)/m);
+    expect(text).toMatch(/drop index concurrently if exists "contact_email_key";/);
+    await apply();
+    const upgraded = await indexDefinitions();
+    expect(upgraded).toEqual(await freshIndexes('history/v3'));
+    expect(upgraded).toContain('CREATE INDEX deal_amount_tidx ON deal USING btree (tenant_id, amount, id)');
+  });
+
+  it('crm: a Media column without its index (projects built before it) gets it', async () => {
+    const { text, apply } = await upgrade('crm', 'crm', 'drop index "company_logo_idx"');
+    expect(text).toContain('create index concurrently if not exists "company_logo_idx" on "company" ("logo");');
+    await apply();
+    expect(await indexDefinitions()).toEqual(await freshIndexes('crm'));
+  });
+});

@@ -1,0 +1,267 @@
+/**
+ * Each change kind becomes its online-safe steps (docs/migrations.md): the
+ * kinds and their order, per change, from fixtures/history v3 plus one edit.
+ */
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { build } from '../../generator/index.ts';
+import { parseMigration } from '../../runtime/db/migrate/index.ts';
+import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
+
+function edit(path: string, from: string, to: string): void {
+  const text = readFileSync(path, 'utf8');
+  if (!text.includes(from)) throw new Error(`fixture does not contain ${from}`);
+  writeFileSync(path, text.replace(from, to));
+}
+
+async function afterEdit(edits: [string, string][], allowDestructive = false) {
+  const schemaPath = copySchema('history/v3');
+  const outDir = tempDir('steps');
+  await buildOk({ schemaPath, outDir, name: 'history' });
+  for (const [from, to] of edits) edit(schemaPath, from, to);
+  const result = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive });
+  const read = (m: { path: string } | null | undefined) => (m ? readFileSync(join(outDir, m.path), 'utf8') : null);
+  return { expand: read(result.migration), contract: read(result.contract), result };
+}
+
+/** Each step as the runner reads it: `kind[ table]: description`. */
+const outline = (text: string | null) => (text === null ? null : parseMigration(text).steps.map((s) => `${s.kind}${s.table ? ` ${s.table}` : ''}: ${s.description}`));
+const contractOf = (text: string) => parseMigration(text).contractOf;
+
+const CONTACT_END = '  /** @default \'lead\' */\n  stage: Stage;\n';
+
+const CASES: { name: string; edits: [string, string][]; expand: string[] | null; contract?: string[]; destructive?: boolean }[] = [
+  { name: 'add an optional field', edits: [[CONTACT_END, `${CONTACT_END}  phone?: string;\n`]], expand: ['transactional: add field Contact.phone'] },
+  {
+    name: 'add a required field with a default',
+    edits: [[CONTACT_END, `${CONTACT_END}  /** @default 1 */\n  score: number;\n`]],
+    expand: ['transactional: add field Contact.score'],
+  },
+  {
+    name: 'add an enum field',
+    edits: [[CONTACT_END, `${CONTACT_END}  /** @default 'lead' */\n  origin: Stage;\n`]],
+    expand: ['transactional: add field Contact.origin', 'online: validate the values of Contact.origin'],
+  },
+  {
+    name: 'add a reference to an existing table',
+    edits: [['  probability: number;\n', '  probability: number;\n  owner?: Contact;\n']],
+    expand: [
+      'transactional: add field Deal.owner',
+      'online: add index on Deal.owner (owner_id)',
+      'transactional: reference Contact from Deal.owner, for new rows only',
+      'online: validate the reference Deal.owner',
+    ],
+  },
+  {
+    name: 'add a model',
+    edits: [
+      ['export default', 'export interface Task {\n  id: string;\n  /** @index */\n  due: Date;\n  deal?: Deal;\n}\n\nexport default'],
+      ['    Deal: {', '    Task: {},\n    Deal: {'],
+    ],
+    expand: ['transactional: add model Task (a new, empty table and its indexes)', 'transactional: reference Deal from Task.deal (a new, empty table)'],
+  },
+  { name: 'add @index', edits: [['  title: string;', '  /** @index */\n  title: string;']], expand: ['online: add index on Deal.title (tenant_id, title, id)'] },
+  { name: 'remove @index', edits: [['  /** @index */\n  amount?: number;', '  amount?: number;']], expand: ['online: drop index on Deal.amount ("deal_amount_tidx")'] },
+  {
+    name: 'add @unique',
+    edits: [['  title: string;', '  /** @unique */\n  title: string;']],
+    expand: ['preflight: no duplicates for the unique on Deal.title', 'online: add unique on Deal.title (tenant_id, title)'],
+  },
+  { name: 'remove @unique', edits: [['/** @email @unique */', '/** @email */']], expand: ['online: drop unique on Contact.email ("contact_email_tkey")'] },
+  {
+    name: 'make a field required (with a default)',
+    edits: [['  /** @default false */\n  vip?: boolean;', '  /** @default false */\n  vip: boolean;']],
+    destructive: true,
+    expand: [
+      'backfill contact: set Contact.vip to its default where it is null',
+      'transactional: check Contact.vip is not null, for new rows only',
+      'online: validate Contact.vip is not null',
+      'transactional: set Contact.vip not null (the validated check spares the scan) and drop the check',
+    ],
+  },
+  {
+    name: 'make a field required and give it a default',
+    edits: [['  title: string;\n  /** @index */\n  amount?: number;', '  title: string;\n  /** @index @default 0 */\n  amount: number;']],
+    destructive: true,
+    expand: [
+      'transactional: set the default of Deal.amount',
+      'backfill deal: set Deal.amount to its default where it is null',
+      'transactional: check Deal.amount is not null, for new rows only',
+      'online: validate Deal.amount is not null',
+      'transactional: set Deal.amount not null (the validated check spares the scan) and drop the check',
+    ],
+  },
+  { name: 'make a field optional', edits: [['  title: string;', '  title?: string;']], expand: ['transactional: make Deal.title optional'] },
+  { name: 'drop a default', edits: [['  /** @default false */\n  vip?: boolean;', '  vip?: boolean;']], expand: ['transactional: drop the default of Contact.vip'] },
+  {
+    name: 'add an enum value',
+    edits: [["'lead' | 'qualified' | 'won'", "'lead' | 'qualified' | 'won' | 'lost'"]],
+    expand: ['transactional: replace the allowed values of Contact.stage', 'online: validate the values of Contact.stage'],
+  },
+  {
+    name: 'an enum becomes a string (in place)',
+    edits: [['  stage: Stage;', '  stage: string;']],
+    expand: ['transactional: change type of Contact.stage in place (same column type, no rewrite)'],
+  },
+  {
+    name: 'a string becomes an enum (in place)',
+    edits: [['  title: string;', "  title: 'a' | 'b';"]],
+    destructive: true,
+    expand: ['transactional: change type of Deal.title in place (same column type, no rewrite)', 'online: validate the values of Deal.title'],
+  },
+  {
+    name: 'drop an optional field',
+    edits: [['  /** @default false */\n  vip?: boolean;\n', '']],
+    destructive: true,
+    expand: null,
+    contract: ['transactional: drop field Contact.vip'],
+  },
+  {
+    name: 'drop a required field',
+    edits: [['  title: string;\n', '']],
+    destructive: true,
+    expand: ['transactional: let Deal.title be null until the contract drops it'],
+    contract: ['transactional: drop field Deal.title'],
+  },
+  {
+    name: 'rename a field (@renamedFrom)',
+    edits: [['  title: string;', '  /** @renamedFrom("title") */\n  name: string;']],
+    expand: [
+      'transactional: add column "name" for Deal.name, kept in step with "title" by a trigger',
+      'backfill deal: copy "title" into "name"',
+      'transactional: check Deal.name is not null, for new rows only',
+      'online: validate Deal.name is not null',
+      'transactional: set Deal.name not null (the validated check spares the scan) and drop the check',
+    ],
+    contract: ['transactional: drop the trigger and the old column "title" of Deal.name'],
+  },
+  {
+    name: 'change a type that rewrites (number -> string)',
+    edits: [['  /** @index */\n  amount?: number;', '  /** @index */\n  amount?: string;']],
+    expand: [
+      'transactional: add column "amount_v2" for Deal.amount, kept in step with "amount" by a trigger',
+      'backfill deal: copy "amount" into "amount_v2"',
+      'online: add index on Deal.amount (tenant_id, amount_v2, id)',
+    ],
+    contract: ['transactional: drop the trigger and the old column "amount" of Deal.amount'],
+  },
+];
+
+describe('steps per change kind', () => {
+  it.each(CASES)('$name', async ({ edits, expand, contract, destructive }) => {
+    if (destructive) {
+      const schemaPath = copySchema('history/v3');
+      const outDir = tempDir('steps-refused');
+      await buildOk({ schemaPath, outDir, name: 'history' });
+      for (const [from, to] of edits) edit(schemaPath, from, to);
+      const refused = await build({ schemaPath, outDir, name: 'history' });
+      expect(refused).toMatchObject({ ok: false, diagnostics: [expect.objectContaining({ code: 'DESTRUCTIVE_CHANGE' })] });
+    }
+    const files = await afterEdit(edits, destructive);
+    const [first, second] = expand === null ? [files.expand, null] : [files.expand, files.contract];
+    if (expand === null) {
+      expect(outline(first)).toEqual(contract);
+      expect(contractOf(first!)).toBe('0001');
+      return;
+    }
+    expect(outline(first)).toEqual(expand);
+    expect(first).not.toMatch(/^-- contract of/m);
+    expect(outline(second)).toEqual(contract ?? null);
+    if (second) {
+      expect(contractOf(second)).toBe(files.result.migration!.path.slice('migrations/'.length, 'migrations/'.length + 4));
+      expect(first).toContain(`-- expand: ${contractOf(second) === '0002' ? '0003' : '?'} is its contract`);
+    }
+  });
+
+  it('a required field dropped: the expand says why it relaxes the column, the contract drops it', async () => {
+    const { result } = await afterEdit([['  title: string;\n', '']], true);
+    expect(result.migration!.path).toBe('migrations/0002_let_deal_title_be_null_until_the_contract_drops_it.sql');
+    expect(result.contract!.path).toBe('migrations/0003_contract_drop_field_deal_title.sql');
+  });
+
+  it('never guesses a rename: a field removed and one added is a drop and an add', async () => {
+    const { expand, contract } = await afterEdit([['  title: string;', '  name?: string;']], true);
+    expect(outline(expand)).toEqual(['transactional: add field Deal.name', 'transactional: let Deal.title be null until the contract drops it']);
+    expect(outline(contract)).toEqual(['transactional: drop field Deal.title']);
+  });
+
+  it('a rename keeps working on later builds: the tag left in place changes nothing', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-rename');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    edit(schemaPath, '  title: string;', '  /** @renamedFrom("title") */\n  name: string;');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    const again = await buildOk({ schemaPath, outDir, name: 'history' });
+    expect(again.migration).toBeNull();
+    expect(again.written).toEqual([]);
+  });
+
+  it('a retyped field keeps its new column on later builds, and moves again on the next rewrite', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-retype');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    edit(schemaPath, '  amount?: number;', '  amount?: string;');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    expect((await buildOk({ schemaPath, outDir, name: 'history' })).written).toEqual([]);
+    edit(schemaPath, '  amount?: string;', '  amount?: boolean;');
+    const third = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive: true });
+    expect(readFileSync(join(outDir, third.migration!.path), 'utf8')).toContain('add column "amount_v3" boolean;');
+  });
+
+  it('a project built before index layout 2 gets each new index concurrently, then each old one dropped concurrently', async () => {
+    const outDir = tempDir('steps-layout-1');
+    cpSync(join(FIXTURES, 'layout-1', 'history'), outDir, { recursive: true });
+    const result = await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' });
+    const text = readFileSync(join(outDir, result.migration!.path), 'utf8');
+    expect(result.migration!.summary).toEqual(['Company', 'Contact', 'Deal'].map((m) => `lead the indexes of ${m} with tenant_id (index layout 2)`));
+    expect(outline(text)).toEqual([
+      'online: add tenant index of Company (tenant_id, id)',
+      'online: add tenant index of Contact (tenant_id, id)',
+      'preflight: no duplicates for the unique on Contact.email',
+      'online: add unique on Contact.email (tenant_id, email)',
+      'online: add tenant index of Deal (tenant_id, id)',
+      'online: add index on Deal.amount (tenant_id, amount, id)',
+      'online: drop tenant index of Company ("company_tenant_id_idx")',
+      'online: drop tenant index of Contact ("contact_tenant_id_idx")',
+      'online: drop unique on Contact.email ("contact_email_key")',
+      'online: drop tenant index of Deal ("deal_tenant_id_idx")',
+      'online: drop index on Deal.amount ("deal_amount_idx")',
+    ]);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(2);
+    expect((await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' })).migration).toBeNull();
+  });
+
+  it('a snapshot of an index layout this svc-gen does not know is refused, naming the snapshot', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-layout');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    const snapshot = join(outDir, 'schema.snapshot.json');
+    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 2', '"layout": 3'));
+    const result = await build({ schemaPath, outDir, name: 'history' });
+    if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: 'BAD_SNAPSHOT' })]);
+    expect(result.diagnostics[0].message).toContain('unsupported index layout 3');
+  });
+
+  it('@renamedFrom onto a name the previous schema already has is refused (which column holds what?)', async () => {
+    const schemaPath = copySchema('history/v3');
+    const outDir = tempDir('steps-swap');
+    await buildOk({ schemaPath, outDir, name: 'history' });
+    edit(schemaPath, '  title: string;', '  /** @renamedFrom("probability") */\n  title: string;');
+    edit(schemaPath, '  /** @default 0 */\n  probability: number;\n', '');
+    const result = await build({ schemaPath, outDir, name: 'history', allowDestructive: true });
+    if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
+    expect(result.diagnostics.map((d) => d.code)).toEqual(['BAD_TAG_VALUE']);
+    expect(result.diagnostics[0].message).toContain('rename one field per build');
+  });
+
+  it('@renamedFrom names a field that is gone', async () => {
+    const schemaPath = copySchema('history/v3');
+    edit(schemaPath, '  title: string;', '  /** @renamedFrom("amount") */\n  title: string;');
+    const result = await build({ schemaPath, outDir: tempDir('steps-bad-rename'), name: 'history' });
+    expect(result).toMatchObject({ ok: false, diagnostics: [expect.objectContaining({ code: 'BAD_TAG_VALUE' })] });
+    if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
+    expect(result.diagnostics[0].message).toContain('Deal.amount is still declared');
+  });
+});
