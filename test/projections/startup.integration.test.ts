@@ -12,7 +12,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import type { TestDatabase } from '../helpers/db.ts';
-import { buildFixture, TEST_JWT_SECRET } from '../helpers/service.ts';
+import pino from 'pino';
+import { buildFixture, startTestService, TEST_JWT_SECRET } from '../helpers/service.ts';
+import { LOCK_KEYS } from '../../runtime/db/locks.ts';
 import { freePort, spawnCli, waitFor } from '../helpers/cli.ts';
 import { captureStatements } from '../helpers/statements.ts';
 import { adminFetch, CATALOG, startCatalog, testDatabase, until } from './helpers.ts';
@@ -253,5 +255,33 @@ describe('projections at start', { timeout: 90_000 }, () => {
     } finally {
       await second?.close();
     }
+  });
+
+  it('a start that must add a column while another instance builds an index waits for it outside any transaction', async () => {
+    await svc?.close();
+    svc = null;
+    await client.query('alter table product_projection drop column name');
+    // Another instance's index build in progress: its session holds the build lock.
+    const builder = await connect(database);
+    await builder.query('select pg_advisory_lock($1)', [LOCK_KEYS.projectionIndexes]);
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const column = () => client.query(`select 1 from information_schema.columns where table_name = 'product_projection' and column_name = 'name'`);
+    let starting: Promise<TestService> | null = null;
+    try {
+      starting = startTestService({ fixture: CATALOG, database, env: PUBLIC, log });
+      const waited = await until(async () => lines.some((line) => line.includes('waiting for that build')), (seen) => seen, 60_000);
+      expect(waited).toBe(true);
+      // It altered nothing: its transaction ended before it began to wait.
+      expect((await column()).rowCount).toBe(0);
+    } finally {
+      await builder.query('select pg_advisory_unlock($1)', [LOCK_KEYS.projectionIndexes]);
+      await builder.end();
+      if (starting) svc = await starting;
+    }
+    expect((await column()).rowCount).toBe(1);
+    // The added column is filled by the build its reshaping asks for.
+    const ready = await until(() => fetch(`${svc!.url}/public/records/Product?limit=5`), (r) => r.status === 200, 60_000);
+    expect(((await ready.json()) as { items: Array<{ name: string }> }).items.every((item) => item.name.startsWith('Seed '))).toBe(true);
   });
 });
