@@ -14,7 +14,9 @@ import { mountOAuthRoutes } from './oauth/routes.ts';
 import { PasswordHasher } from './passwords.ts';
 import { mountAccountRoutes } from './routes.ts';
 import { Accounts } from './service.ts';
-import { pruneLoginAttempts } from './throttle.ts';
+import { periodic } from '../core/periodic.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
+import { PRUNE_EVERY_MS, pruneLoginAttempts } from './throttle.ts';
 
 declare module '../core/capability.ts' {
   interface Services {
@@ -42,7 +44,6 @@ export const auth = defineCapability({
     const accounts = new Accounts({ db, config, tokens, hasher, log, invalidate: authenticator.invalidate, audit });
     ctx.services.accounts = accounts;
     await bootstrapAdmin(db, config, hasher, log, audit);
-    await pruneLoginAttempts(db);
     mountAccountRoutes(router, {
       accounts, auth: authenticator, db, selfRegistration: config.auth.selfRegistration, trustForwardedFor: config.rateLimit.trustForwardedFor, audit,
       refreshTokenTtlSecs: config.auth.refreshTokenTtlSecs,
@@ -50,6 +51,21 @@ export const auth = defineCapability({
     mountAdminRoutes(router, { db, auth: authenticator, hasher, config, audit });
     mountOAuthRoutes(router, { providers: config.auth.oauth, db, accounts, log, audit, refreshTokenTtlSecs: config.auth.refreshTokenTtlSecs });
     if (config.auth.oauth.length > 0) log.info({ providers: config.auth.oauth.map((p) => p.name) }, 'oauth providers');
-    return { stop: () => authenticator.stop() };
+    // Idle throttle counts are forgotten by a periodic sweep (index-backed batches), never by the start.
+    let stopping = false;
+    const sweep = periodic(db, log, {
+      name: 'login-throttle-sweep', everyMs: PRUNE_EVERY_MS, lockKey: LOCK_KEYS.periodicLoginThrottleSweep,
+      async run() {
+        const pruned = await pruneLoginAttempts(db, () => stopping);
+        if (pruned > 0) log.info({ pruned }, 'login throttle sweep');
+      },
+    });
+    return {
+      async stop() {
+        stopping = true;
+        await sweep.stop();
+        await authenticator.stop();
+      },
+    };
   },
 });

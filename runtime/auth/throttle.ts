@@ -60,9 +60,30 @@ export function clearLoginAttempts(db: Db, email: string): Promise<null> {
   return db.none(compile(sql`delete from svc_login_throttle where email = ${sql.value(email)}`));
 }
 
-/** Forgets idle counts of accounts nobody tries any more (unknown emails included). */
-export function pruneLoginAttempts(db: Db): Promise<null> {
-  return db.none(compile(sql`
-    delete from svc_login_throttle where last_attempt_at < now() - ${sql.value(RESET_AFTER_SECS)} * interval '1 second'
-        and (locked_until is null or locked_until < now())`));
+/** Rows deleted per transaction by the sweep. */
+export const PRUNE_BATCH = 5_000;
+
+/** How often the sweep runs (once per period across instances). */
+export const PRUNE_EVERY_MS = 15 * 60_000;
+
+/**
+ * Forgets idle counts of accounts nobody tries any more (unknown emails
+ * included), PRUNE_BATCH rows per transaction, read from
+ * `svc_login_throttle_last_attempt` (last_attempt_at): a batch walks the rows it
+ * deletes. Returns how many rows were deleted; `stopped` ends it between batches.
+ */
+export async function pruneLoginAttempts(db: Db, stopped: () => boolean = () => false): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { n } = await db.one<{ n: number }>(compile(sql`
+      with doomed as (
+         select email, client from svc_login_throttle
+          where last_attempt_at < now() - ${sql.value(RESET_AFTER_SECS)} * interval '1 second'
+            and (locked_until is null or locked_until < now())
+          limit ${sql.value(PRUNE_BATCH, 'int')}),
+       gone as (delete from svc_login_throttle l using doomed d where l.email = d.email and l.client = d.client returning 1)
+       select count(*)::int as n from gone`));
+    total += n;
+    if (n < PRUNE_BATCH || stopped()) return total;
+  }
 }

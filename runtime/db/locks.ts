@@ -28,6 +28,7 @@ export const LOCK_KEYS = {
   periodicJobsReclaim: 7_305_648_312_021,
   periodicMediaSweep: 7_305_648_312_022,
   periodicHistorySweep: 7_305_648_312_023,
+  periodicLoginThrottleSweep: 7_305_648_312_031,
 } as const;
 
 /** The class (first int) of durable feed consumers' two-int keys; the second is hashtext(consumer name). */

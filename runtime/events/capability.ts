@@ -19,8 +19,8 @@ const CHANGES_SWEEP_MS = 3_600_000;
 
 /**
  * The event log's tables, the hourly sweep of svc_changes, and under history
- * `retained` the periodic history sweep (once at start, then every quarter of
- * the retention, at most hourly). The store itself is created with the context;
+ * `retained` the periodic history sweep (once in the background at start, then
+ * every quarter of the retention, at most hourly; index-backed batches). The store itself is created with the context;
  * the registry of runtime streams is made here, for the capabilities after it.
  */
 export const events = defineCapability({
@@ -34,23 +34,33 @@ export const events = defineCapability({
     ctx.services.streams = new RuntimeStreams(store);
     const options = store.policy;
     const retained = options.policy === 'retained';
+    let stopping = false;
+    const stopped = () => stopping;
     const sweep = async () => {
       try {
-        const changes = await pruneChanges(ctx.db);
+        const changes = await pruneChanges(ctx.db, stopped);
         if (changes > 0) ctx.log.info({ changes }, 'change table sweep');
         if (!retained) return;
-        const pruned = await pruneHistory(ctx.db, options);
+        const pruned = await pruneHistory(ctx.db, options, stopped);
         if (pruned > 0) ctx.log.info({ pruned, retainDays: options.retainDays }, 'history retention sweep');
       } catch (err) {
         ctx.log.warn({ err }, 'history retention sweep failed');
       }
     };
-    // At start on every instance (a policy changed by this restart applies at once;
+    // Once at start on every instance, in the background (a policy changed by this
+    // restart applies at once, and a backlog of old rows does not delay the start;
     // the sweeps take LOCK_KEYS.history), then once per interval across instances.
-    await sweep();
-    return periodic(ctx.db, ctx.log, {
+    const atStart = sweep();
+    const task = periodic(ctx.db, ctx.log, {
       name: 'history-sweep', everyMs: retained ? sweepIntervalMs(options.retainDays) : CHANGES_SWEEP_MS,
       lockKey: LOCK_KEYS.periodicHistorySweep, run: sweep,
     });
+    return {
+      async stop() {
+        stopping = true;
+        await task.stop();
+        await atStart;
+      },
+    };
   },
 });

@@ -49,13 +49,18 @@ export async function coverageGaps(t: Tx | Db): Promise<CoverageGap[]> {
   return rows.map((row) => ({ model: row.model, reason: row.reason, since: row.since }));
 }
 
-const PRUNE_BATCH = 10_000;
+/** Rows deleted per transaction by the sweeps: each batch is short, whatever the backlog. */
+export const PRUNE_BATCH = 10_000;
 
 /**
- * Deletes model events older than `retainDays`, in batches, recording a gap
- * for each model that lost events. Returns how many events were deleted.
+ * Deletes model events older than `retainDays`, in batches of PRUNE_BATCH
+ * (one transaction each), recording a gap for each model that lost events.
+ * Each batch reads `svc_events_type_occurred` (stream_type, occurred_at) for
+ * the governed types below the cutoff: it walks the rows it deletes, never the
+ * recent ones nor the runtime streams that are always kept. Returns how many
+ * events were deleted.
  */
-export async function pruneHistory(db: Db, options: HistoryOptions): Promise<number> {
+export async function pruneHistory(db: Db, options: HistoryOptions, stopped: () => boolean = () => false): Promise<number> {
   if (options.policy !== 'retained' || options.models.size === 0) return 0;
   const models = [...options.models];
   const ageSecs = options.retainDays * 86_400;
@@ -69,14 +74,14 @@ export async function pruneHistory(db: Db, options: HistoryOptions): Promise<num
            select seq from svc_events
             where stream_type = any(${sql.value(models, 'text[]')})
               and occurred_at < now() - make_interval(secs => ${sql.value(ageSecs, 'double precision')})
-            order by seq limit ${sql.value(PRUNE_BATCH, 'int')}),
+            limit ${sql.value(PRUNE_BATCH, 'int')}),
          gone as (delete from svc_events e using doomed d where e.seq = d.seq returning e.stream_type),
          gap as (insert into svc_history_coverage (model, reason)
                  select distinct stream_type, 'retention' from gone on conflict (model) do nothing)
          select count(*)::int as n from gone`));
     });
     total += n;
-    if (n < PRUNE_BATCH) return total;
+    if (n < PRUNE_BATCH || stopped()) return total;
   }
 }
 
@@ -89,17 +94,25 @@ export function sweepIntervalMs(retainDays: number): number {
 export const CHANGES_RETAIN_SECS = 86_400;
 
 /**
- * Deletes svc_changes rows older than a day: the feed and its durable
- * consumers have long read them; a replay further back is refused anyway
- * (the history is off).
+ * Deletes svc_changes rows older than a day, in batches of PRUNE_BATCH read
+ * from `svc_changes_occurred` (occurred_at): the feed and its durable
+ * consumers have long read them; a replay further back is refused anyway (the
+ * history is off). Returns how many rows were deleted.
  */
-export async function pruneChanges(db: Db): Promise<number> {
-  const { n } = await db.tx('svc-changes-prune', async (t) => {
-    await untimed(t); // an hour of a busy service's changes in one delete
-    return t.one<{ n: number }>(compile(sql`
-      with gone as (delete from svc_changes
-                     where occurred_at < now() - make_interval(secs => ${sql.value(CHANGES_RETAIN_SECS, 'double precision')}) returning 1)
-       select count(*)::int as n from gone`));
-  });
-  return n;
+export async function pruneChanges(db: Db, stopped: () => boolean = () => false): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { n } = await db.tx('svc-changes-prune', async (t) => {
+      await untimed(t); // a row of the batch may be locked by a writer for longer than the pool's limit
+      return t.one<{ n: number }>(compile(sql`
+        with doomed as (
+           select seq from svc_changes
+            where occurred_at < now() - make_interval(secs => ${sql.value(CHANGES_RETAIN_SECS, 'double precision')})
+            limit ${sql.value(PRUNE_BATCH, 'int')}),
+         gone as (delete from svc_changes c using doomed d where c.seq = d.seq returning 1)
+         select count(*)::int as n from gone`));
+    });
+    total += n;
+    if (n < PRUNE_BATCH || stopped()) return total;
+  }
 }

@@ -6,7 +6,7 @@
  */
 import type { Tx } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
-import { tenantIndexSql } from './indexes.ts';
+import { indexBuildRunning, indexSql, tenantIndex } from './indexes.ts';
 import type { TableProjection } from './types.ts';
 
 export const SCHEMA_CONFLICT = 'CURRENT_PROJECTION_SCHEMA_CONFLICT';
@@ -16,6 +16,18 @@ export class ProjectionSchemaConflictError extends Error {
   constructor(problem: string) {
     super(`${SCHEMA_CONFLICT}: ${problem}`);
     this.name = 'ProjectionSchemaConflictError';
+  }
+}
+
+/**
+ * Thrown by the start's DDL when another session builds a projection index:
+ * altering a table it may be indexing, in a transaction older than the build,
+ * would deadlock with it. The caller ends the transaction and tries again.
+ */
+export class IndexBuildRunningError extends Error {
+  constructor() {
+    super('another instance is building a projection index');
+    this.name = 'IndexBuildRunningError';
   }
 }
 
@@ -39,7 +51,7 @@ export async function ensureTables(
 async function createTable(t: Tx, p: TableProjection): Promise<void> {
   const lines = p.columns.map((c) => sql`${sql.ident(c.column)} text${c.column === 'id' ? sql` primary key` : sql.empty}`);
   await t.none(sql.text(sql`create table if not exists ${sql.ident(p.table)} (${sql.join(lines, ', ')})`));
-  await t.none(sql.text(tenantIndexSql(p, false))); // an empty table: no need for `concurrently`
+  await t.none(sql.text(indexSql(tenantIndex(p), false))); // an empty table: no need for `concurrently`
 }
 
 /** True when a column was added. */
@@ -48,6 +60,7 @@ async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string
   for (const c of p.columns) {
     const type = columns.get(c.column);
     if (type === undefined) {
+      if (!added && await indexBuildRunning(t)) throw new IndexBuildRunningError();
       await t.none(sql.text(sql`alter table ${sql.ident(p.table)} add column if not exists ${sql.ident(c.column)} text`));
       added = true;
     } else if (!TEXT_TYPES.test(type)) {

@@ -54,6 +54,19 @@ export interface ProjectionService {
   states(): Promise<ReadonlyMap<string, ProjectionState>>;
   /** Resolves when the model's built-in projection is ready; else throws 503 UNAVAILABLE saying it is being built. */
   assertReady(model: string): Promise<void>;
+  /**
+   * Asks for an index of a projection table, built in the background once the
+   * instance listens (indexes.ts); only asks made during start count. Reads
+   * must not depend on it.
+   */
+  wantIndex(index: ProjectionIndex): void;
+}
+
+/** An index of a projection table: a plain b-tree on `columns`, in order. */
+export interface ProjectionIndex {
+  readonly name: string;
+  readonly table: string;
+  readonly columns: readonly string[];
 }
 
 /** A built-in projection's table and columns (all text). */

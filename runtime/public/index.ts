@@ -8,11 +8,8 @@
  */
 import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { notFound } from '../http/errors.ts';
-import { untimed } from '../db/index.ts';
-import { PROJECTIONS_LOCK_KEY } from '../projections/rebuild.ts';
 import { planPublicModel, type PublicModel } from './plan.ts';
 import { clampLimit, filtersOf, publicQuery } from './query.ts';
-import { compile, sql } from '../sql/index.ts';
 import { pgIdentifier } from '../projections/names.ts';
 
 export { clampLimit } from './query.ts';
@@ -23,7 +20,7 @@ export const publicRead = defineCapability({
   name: 'public',
   async init(ctx) {
     const models = planModels(ctx);
-    await indexFilterColumns(ctx, [...models.values()]);
+    indexFilterColumns(ctx, [...models.values()]);
     const hint = notListedHint(ctx);
     ctx.router.get('/public/records/:model', async (koa) => {
       const model = models.get(koa.params.model ?? '');
@@ -71,18 +68,19 @@ function planModels(ctx: ServiceContext<'projections'>): Map<string, PublicModel
   return out;
 }
 
-/** Filter columns get an index on the projection table, so a filtered read stays an index scan. */
-async function indexFilterColumns(ctx: ServiceContext<never>, models: PublicModel[]): Promise<void> {
-  const wanted = models.flatMap((m) => [...new Set([...m.filters.values(), ...m.fixed.keys()])]
-    .filter((column) => column !== 'id')
-    .map((column) => ({ table: m.projection.table, column })));
-  if (wanted.length === 0) return;
-  await ctx.db.tx('svc-public-indexes', async (t) => {
-    await untimed(t); // index builds
-    await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
-    for (const { table, column } of wanted) {
-      const name = pgIdentifier(`${table}_${column}_public_idx`);
-      await t.none(compile(sql`create index if not exists ${sql.ident(name)} on ${sql.ident(table)} (${sql.ident(column)}, "id")`));
+/**
+ * Filter columns get an index on the projection table, so a filtered read
+ * stays an index scan. Built by the projections capability in the background
+ * once the instance listens, concurrently (a plain `create index` at start
+ * would stop the table's writes for the whole build); until it exists a
+ * filtered read is slower, not wrong.
+ */
+function indexFilterColumns(ctx: ServiceContext<'projections'>, models: PublicModel[]): void {
+  for (const m of models) {
+    for (const column of new Set([...m.filters.values(), ...m.fixed.keys()])) {
+      if (column === 'id') continue;
+      const table = m.projection.table;
+      ctx.services.projections.wantIndex({ name: pgIdentifier(`${table}_${column}_public_idx`), table, columns: [column, 'id'] });
     }
-  });
+  }
 }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/db.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { ACCOUNT_FREE_ATTEMPTS, FREE_ATTEMPTS } from '../../runtime/auth/throttle.ts';
+import { ACCOUNT_FREE_ATTEMPTS, FREE_ATTEMPTS, PRUNE_BATCH, pruneLoginAttempts, RESET_AFTER_SECS } from '../../runtime/auth/throttle.ts';
 import { call, createAndLogin, ownDatabase, post, type Reply } from './helpers.ts';
 
 let database: TestDatabase;
@@ -119,5 +119,19 @@ describe('login throttle', () => {
     const statuses: number[] = [];
     for (let i = 0; i < FREE_ATTEMPTS + 2; i++) statuses.push((await attempt(b, 'ghost@example.com', `x${i}yz12`)).status);
     expect(statuses).toEqual([...Array(FREE_ATTEMPTS).fill(401), 429, 429]);
+  });
+
+  it('the periodic sweep forgets idle counts in batches and keeps recent and locked ones', async () => {
+    const idle = `now() - interval '${RESET_AFTER_SECS + 60} seconds'`;
+    // More idle rows than one batch holds, so the sweep takes several transactions.
+    await a.ctx.db.none(`insert into svc_login_throttle (email, client, attempts, last_attempt_at)
+      select 'idle' || n || '@example.com', '', 1, ${idle} from generate_series(1, $1::int) n`, [PRUNE_BATCH * 2 + 7]);
+    await a.ctx.db.none(`insert into svc_login_throttle (email, client, attempts, last_attempt_at, locked_until) values
+      ('recent@sweep.example', '', 1, now(), null), ('still-locked@sweep.example', '', 60, ${idle}, now() + interval '1 minute')`);
+    const before = await a.ctx.db.one<{ n: number }>('select count(*)::int as n from svc_login_throttle');
+    expect(await pruneLoginAttempts(a.ctx.db)).toBe(PRUNE_BATCH * 2 + 7);
+    const left = await a.ctx.db.map(`select email from svc_login_throttle where email like '%sweep.example' or email like 'idle%' order by email`, [], (r) => r.email);
+    expect(left).toEqual(['recent@sweep.example', 'still-locked@sweep.example']);
+    expect(await a.ctx.db.one('select count(*)::int as n from svc_login_throttle')).toEqual({ n: before.n - (PRUNE_BATCH * 2 + 7) });
   });
 });
