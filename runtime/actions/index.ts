@@ -39,9 +39,8 @@ export const actions = defineCapability({
   provides: ['actions'],
   requires: ['records', 'audit', 'jobs', 'auth', 'feed', 'events', 'openapi'],
   async init(ctx) {
-    const { records, audit, auth, feed, jobs: queue } = ctx.services;
-    const jobs = () => queue;
-    jobs().reserveQueue(ACTIONS_QUEUE, 'action jobs are enqueued by model writes and POST /api/actions/{name}');
+    const { records, audit, auth, feed, jobs } = ctx.services;
+    jobs.reserveQueue(ACTIONS_QUEUE, 'action jobs are enqueued by model writes and POST /api/actions/{name}');
     const bindings = compileBindings(ctx.ir, records.deps.models);
     if (bindings.size > 0) {
       const depth = new AutomationDepth(ctx.config.actions.maxDepth, { audit, log: ctx.log });
@@ -51,9 +50,9 @@ export const actions = defineCapability({
       db: ctx.db,
       actions: new Map(ctx.ir.actions.map((a) => [a.name, a])),
       input: { models: records.deps.models, validator: records.deps.validator },
-      auth: () => auth,
+      auth,
       jobs,
-      feed: () => feed,
+      feed,
       audit,
       events: ctx.services.events,
     });

@@ -34,9 +34,9 @@ export interface InvokeDeps {
   readonly db: Db;
   readonly actions: ReadonlyMap<string, ActionDef>;
   readonly input: InputContext;
-  readonly auth: () => Authenticator;
-  readonly jobs: () => JobQueue;
-  readonly feed: () => ChangeFeed;
+  readonly auth: Authenticator;
+  readonly jobs: JobQueue;
+  readonly feed: ChangeFeed;
   readonly audit: AuditLog;
   readonly events: EventStore;
 }
@@ -69,7 +69,7 @@ function scopedKey(principal: Principal, action: string, key: string | null): st
 
 export function mountInvokeRoute(router: Router, deps: InvokeDeps): void {
   router.post('/api/actions/:name', async function invokeAction(koa) {
-    const principal = await principalOf(koa, deps.auth());
+    const principal = await principalOf(koa, deps.auth);
     const action = deps.actions.get(koa.params.name);
     if (!action) throw notFound(`no action named ${koa.params.name}`);
     if (!allows(action.access, principal)) await refuse(koa, deps.audit, principal, action);
@@ -78,7 +78,7 @@ export function mountInvokeRoute(router: Router, deps: InvokeDeps): void {
     // Subscribed before the enqueue commits: the job's end cannot slip between the two.
     let watched = '';
     const watch = call.wait > 0
-      ? deps.feed().subscribe({
+      ? deps.feed.subscribe({
         streams: ['Job'], eventTypes: [...ENDED],
         accepts: (c) => c.modelName === 'Job' && ENDED.has(c.eventType) && c.recordId === watched, maxQueued: 16,
       })
@@ -86,8 +86,8 @@ export function mountInvokeRoute(router: Router, deps: InvokeDeps): void {
     try {
       const job = await enqueue(koa, deps, principal, scope, action, call);
       watched = job.id;
-      if (watch) answer(koa, job.id, await outcome(deps.jobs(), job.id, scope, watch, call.wait), true);
-      else answer(koa, job.id, job.created ? null : await deps.jobs().get(job.id, scope), false);
+      if (watch) answer(koa, job.id, await outcome(deps.jobs, job.id, scope, watch, call.wait), true);
+      else answer(koa, job.id, job.created ? null : await deps.jobs.get(job.id, scope), false);
     } finally {
       watch?.close();
     }
@@ -115,7 +115,7 @@ async function enqueue(
   };
   return deps.db.tx('svc-action-invoke', async (t) => {
     afterCommit(t, () => deps.events.committed());
-    const [queued] = await deps.jobs().enqueueIn(t, [{
+    const [queued] = await deps.jobs.enqueueIn(t, [{
       queue: ACTIONS_QUEUE, kind: action.name, payload, idempotencyKey: scopedKey(principal, action.name, call.idempotencyKey),
     }], jobCallerOf(caller));
     if (queued.created) {

@@ -20,7 +20,7 @@ import { ACTIONS_QUEUE, actorOf, jobCallerOf, type ActionPayload } from './paylo
 
 export interface TriggerDeps {
   readonly bindings: BindingTable;
-  readonly jobs: () => JobQueue;
+  readonly jobs: JobQueue;
   readonly depth: AutomationDepth;
 }
 
@@ -51,7 +51,7 @@ export function actionTrigger(deps: TriggerDeps): WriteTrigger {
         };
       });
       // The write's own record.* entry is the audit trail of its jobs (no job.enqueue entry each).
-      return [deps.jobs().enqueueCte(rowJobs, jobCallerOf(caller), 'action_job', { audit: false })];
+      return [deps.jobs.enqueueCte(rowJobs, jobCallerOf(caller), 'action_job', { audit: false })];
     },
 
     async written(t, caller, writes) {
@@ -63,7 +63,7 @@ export function actionTrigger(deps: TriggerDeps): WriteTrigger {
         await deps.depth.refused(t, caller, matched.map(({ write, b }) => ({ kind: 'action', name: b.action.name, write })));
         return;
       }
-      await deps.jobs().enqueueIn(t, matched.map(({ write, b }) => ({
+      await deps.jobs.enqueueIn(t, matched.map(({ write, b }) => ({
         queue: ACTIONS_QUEUE, kind: b.action.name, idempotencyKey: keyOf(write.eventId, b.action.name),
         payload: { ...basePayload(b, caller, write), input: b.inputOf(write.record ?? write.old) } satisfies ActionPayload,
       })), jobCallerOf(caller), { audit: false });

@@ -27,7 +27,7 @@ import { ACTIONS_QUEUE, storedActor } from './payload.ts';
 export type WorkerCaller = (koa: Koa.Context) => Promise<Caller>;
 
 export interface WriteBackDeps {
-  readonly jobs: () => JobQueue;
+  readonly jobs: JobQueue;
   readonly audit: AuditLog;
 }
 
@@ -61,13 +61,13 @@ const leaseNotHeld = () =>
   new SafeError(409, 'FORBIDDEN', 'lease lost: the lease is not current, or not this worker\'s; a worker writes back only while it holds the job\'s lease');
 
 async function resolve(koa: Koa.Context, deps: WriteBackDeps, identified: (workerId: string) => void): Promise<Caller> {
-  const worker = await deps.jobs().authenticateWorker(koa.get('x-worker-token'));
+  const worker = await deps.jobs.authenticateWorker(koa.get('x-worker-token'));
   if (!worker) throw unauthorized('invalid or revoked worker token');
   identified(worker.id);
   const jobId = koa.get('x-job-id');
   const leaseId = koa.get('x-lease-id');
   if (!jobId || !leaseId) throw badRequest('a worker write-back needs X-Job-Id and X-Lease-Id');
-  const job = await deps.jobs().heldJob(jobId, leaseId, worker.id);
+  const job = await deps.jobs.heldJob(jobId, leaseId, worker.id);
   if (!job) throw leaseNotHeld();
   if (koa.get('authorization')) throw badRequest('a worker write-back sends X-Worker-Token, not Authorization');
   if (koa.get('x-tenant-id')) throw forbidden('a worker acts in its job\'s tenant and may not name one');

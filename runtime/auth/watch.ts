@@ -49,11 +49,11 @@ function concerns(key: string, principal: Principal): boolean {
   return true;
 }
 
-export async function watchSessions(notifier: Notifier, auth: () => Authenticator, log: Logger): Promise<SessionWatch> {
+export async function watchSessions(notifier: Notifier, auth: Authenticator, log: Logger): Promise<SessionWatch> {
   const connections = new Set<WatchedConnection>();
   const recheck = async (connection: WatchedConnection) => {
     try {
-      const now = await auth().authenticate(connection.token);
+      const now = await auth.authenticate(connection.token);
       if (now.tenantId !== connection.principal.tenantId) return connection.close(SESSION_CLOSE, 'session changed');
       connection.principal = now;
     } catch (error) {

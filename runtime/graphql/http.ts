@@ -196,25 +196,25 @@ const isGet = (koa: Koa.Context) => koa.method === 'GET' || koa.method === 'HEAD
 
 export interface GraphqlHttpOptions {
   /** The authenticator, read per request: the auth capability may replace it. */
-  readonly auth: () => Authenticator;
+  readonly auth: Authenticator;
   readonly executor: Executor;
   readonly log: Logger;
   readonly maxResponseBytes: number;
-  readonly audit: () => AuditLog;
+  readonly audit: AuditLog;
   /** Serves the IDE to a browser's GET without `query`; absent in production. */
   readonly ide?: Koa.Middleware;
   /** A request with X-Worker-Token: an action worker's write-back (runtime/actions), when that capability runs. */
-  readonly workerCaller?: () => ((koa: Koa.Context) => Promise<Caller>) | undefined;
+  readonly workerCaller?: (koa: Koa.Context) => Promise<Caller>;
 }
 
 export function graphqlHandler(options: GraphqlHttpOptions): Koa.Middleware {
   const { executor, log, maxResponseBytes } = options;
 
   async function answer(koa: Koa.Context): Promise<ExecutionResult> {
-    const worker = koa.get('x-worker-token') ? options.workerCaller?.() : undefined;
-    const principal = worker ? null : await authenticate(koa, options.auth(), options.audit());
+    const worker = koa.get('x-worker-token') ? options.workerCaller : undefined;
+    const principal = worker ? null : await authenticate(koa, options.auth, options.audit);
     const request = isGet(koa) ? readGet(koa) : readPost(koa);
-    const caller = worker ? await workerOf(koa, worker) : await callerOf(koa, principal!, options.audit());
+    const caller = worker ? await workerOf(koa, worker) : await callerOf(koa, principal!, options.audit);
     if (isGet(koa) && executor.operationOf(request) === 'mutation') {
       throw new Refusal(405, requestError('VALIDATION_ERROR', 'a mutation must be sent with POST'), { Allow: 'POST' });
     }
@@ -255,7 +255,7 @@ export function graphqlHandler(options: GraphqlHttpOptions): Koa.Middleware {
     const requestLog = log.child({ requestId: koa.state.requestId });
     const errors = result.errors.flatMap((e) => formatErrors(e, requestLog));
     const forbidden = result.errors.filter((e) => e.extensions?.code === 'FORBIDDEN' || (e.originalError instanceof SafeError && e.originalError.code === 'FORBIDDEN'));
-    if (forbidden.length > 0) await auditForbidden(koa, options.audit(), forbidden.map(attemptOf));
+    if (forbidden.length > 0) await auditForbidden(koa, options.audit, forbidden.map(attemptOf));
     koa.body = bounded({ ...(result.data === undefined ? {} : { data: result.data }), errors }, maxResponseBytes);
   };
 }

@@ -23,19 +23,19 @@ export const graphql = defineCapability({
       records: ctx.services.records,
       feed,
       streams: ctx.services.streams,
-      jobs: () => jobs,
+      jobs,
     });
     const executor = new Executor(schema, ctx.config.graphql, (type, outcome, seconds) => metrics.observeGraphql(type, outcome, seconds));
     const handler = graphqlHandler({
-      auth: () => auth,
+      auth,
       executor,
       log: ctx.log,
       maxResponseBytes: ctx.config.graphql.maxResponseBytes,
-      audit: () => audit,
+      audit,
       // The IDE is a development tool (specification: GET /graphql "IDE (development)").
       ide: ctx.config.env === 'production' ? undefined : mountIde(ctx.router),
       // A worker's write-back (X-Worker-Token) is resolved by the actions capability.
-      workerCaller: () => actions.workerCaller,
+      workerCaller: actions.workerCaller,
     });
     ctx.router.post('/graphql', handler);
     ctx.router.get('/graphql', handler);

@@ -21,8 +21,8 @@ export interface SchemaServices {
   readonly feed: ModelChanges;
   /** `Job`, `WorkflowRun`: runtime streams whose history recordHistory serves beside the models'. */
   readonly streams: RuntimeStreams;
-  /** `ctx.services.jobs`, looked up per call: the jobs capability may provide it later. */
-  jobs(): JobQueue | undefined;
+  /** The job queue (`enqueueJob`); the graphql capability requires the jobs one, so it is there at init. */
+  readonly jobs: JobQueue | undefined;
 }
 
 export const JSONScalar = new GraphQLScalarType({
@@ -71,7 +71,7 @@ export function createSchema(services: SchemaServices): GraphQLSchema {
       delete: (_: unknown, a: Args, c: GraphQLContext) => records.delete(c.caller, a.model, a.id),
       restore: (_: unknown, a: Args, c: GraphQLContext) => records.restore(c.caller, a.model, a.id),
       hardDelete: (_: unknown, a: Args, c: GraphQLContext) => records.hardDelete(c.caller, a.model, a.id),
-      enqueueJob: (_: unknown, a: Args, c: GraphQLContext) => enqueueJob(services.jobs(), c.caller, a),
+      enqueueJob: (_: unknown, a: Args, c: GraphQLContext) => enqueueJob(services.jobs, c.caller, a),
     },
     Subscription: {
       modelChanges: {

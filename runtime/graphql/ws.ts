@@ -85,7 +85,7 @@ function operationType(document: DocumentNode, name: string | null | undefined):
 export async function mountSubscriptions(ctx: ServiceContext<'auth' | 'metrics'>, schema: GraphQLSchema, log: Logger) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: ctx.config.maxBodyBytes });
   const callers = new WeakMap<object, Caller>();
-  const sessions = await watchSessions(ctx.notifier, () => ctx.services.auth, log);
+  const sessions = await watchSessions(ctx.notifier, ctx.services.auth, log);
   const maxSubscriptions = ctx.config.graphql.maxSubscriptionsPerSocket;
   const server = useServer<Record<string, unknown>>({
     schema,

@@ -88,7 +88,7 @@ export const jobs = defineCapability({
     guardJobChannels(ctx);
     registerJobStream(ctx);
     const { events } = ctx.services;
-    // Looked up per request: the auth capability may wrap the authenticator (session checks).
+    // The session-checking authenticator: the auth capability, which this one requires, provided it.
     const { auth } = ctx.services;
     // Fixed paths before `/jobs/:id`, which would otherwise shadow them.
     mountAdminRoutes(ctx.router, auth, ctx.db, ctx.services.audit);

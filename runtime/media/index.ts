@@ -33,7 +33,7 @@ export const media = defineCapability({
     const config = ctx.config.media;
     const driver = await createDriver(config);
     ctx.services.media = { driver };
-    // Looked up per request: the auth capability may wrap the authenticator (session checks).
+    // The session-checking authenticator: the auth capability, which this one requires, provided it.
     const { auth } = ctx.services;
     const signer = new UploadSigner(ctx.config.auth.jwtSecret);
     ctx.services.openapi.add(MEDIA_PATHS);

@@ -33,8 +33,7 @@ export const realtime = defineCapability({
     const tier = new RealtimeTier(instanceId, await transportOf(ctx), presence, ctx.log);
     await tier.start();
     ctx.services.realtime = tier;
-    const { auth: authenticator } = ctx.services;
-    const auth = () => authenticator;
+    const { auth } = ctx.services;
     const server = createRealtimeServer(tier, config, auth, ctx.log);
     ctx.onUpgrade(REALTIME_PATH, server.upgrade);
     const unwatch = await watchRevocations(ctx.notifier, tier.hub.sessions, auth, ctx.log);

@@ -14,10 +14,10 @@ import type { Session } from './session.ts';
 export const SESSION_REVOKED_CLOSE = 4001;
 
 export function watchRevocations(
-  notifier: Notifier, sessions: ReadonlySet<Session>, auth: () => Authenticator, log: Logger,
+  notifier: Notifier, sessions: ReadonlySet<Session>, auth: Authenticator, log: Logger,
 ): Promise<() => Promise<void>> {
   return notifier.listen(SESSIONS_CHANNEL, (key) => {
-    for (const session of sessions) if (concerns(key, session)) void recheck(session, auth(), log);
+    for (const session of sessions) if (concerns(key, session)) void recheck(session, auth, log);
   });
 }
 

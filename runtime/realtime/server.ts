@@ -32,7 +32,7 @@ export interface RealtimeServer {
 }
 
 export function createRealtimeServer(
-  tier: RealtimeTier, config: RealtimeConfig, auth: () => Authenticator, log: Logger,
+  tier: RealtimeTier, config: RealtimeConfig, auth: Authenticator, log: Logger,
 ): RealtimeServer {
   const wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: config.maxFrameBytes * HARD_LIMIT_FACTOR });
   const attach = (ws: WebSocket, admitted: Admitted) => {
@@ -47,7 +47,7 @@ export function createRealtimeServer(
   return {
     upgrade(request, socket, head) {
       socket.on('error', () => undefined);
-      admit(request, auth()).then((admission) => {
+      admit(request, auth).then((admission) => {
         if ('status' in admission) return refuse(socket, admission.status, admission.error);
         wss.handleUpgrade(request, socket, head, (ws) => attach(ws, admission));
       }, (err: unknown) => {

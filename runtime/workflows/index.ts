@@ -65,7 +65,7 @@ export const workflows = defineCapability({
     const depth = new AutomationDepth(config.actions.maxDepth, { audit: services.audit, log: ctx.log });
     services.records.triggers.add(eventTrigger(deps, declared, services.records.deps.models, depth));
     services.openapi.add(WORKFLOW_PATHS);
-    // Looked up per request: the auth capability may wrap the authenticator (session checks).
+    // The session-checking authenticator: the auth capability, which this one requires, provided it.
     mountWorkflowRoutes(ctx.router, { authenticate: (token) => services.auth.authenticate(token) }, deps, declared);
     guardRunChannels(ctx);
     registerRunStream(ctx);

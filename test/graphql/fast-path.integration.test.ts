@@ -36,7 +36,7 @@ beforeAll(async () => {
     records: services.records,
     feed: createModelChanges(services.feed, ctx.ir, ctx.access),
     streams: services.streams,
-    jobs: () => services.jobs,
+    jobs: services.jobs,
   });
   for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
     for (const field of Object.values(root.getFields())) {
