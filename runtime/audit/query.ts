@@ -88,13 +88,17 @@ export interface AuditStatistics {
   readonly byOutcome: Record<string, number>;
   readonly byEntityType: Array<{ entityType: string; count: number }>;
   readonly topActors: Array<{ actorId: string; count: number; lastAt: string }>;
-  readonly range: { from: string | null; to: string | null };
+  readonly range: { from: string; to: string };
 }
 
 const TOP_ACTORS = 10;
 
-/** Every figure from one statement: one snapshot, so the parts add up. */
-export async function statistics(db: Db, scope: TenantScope, range: { from?: Date; to?: Date }): Promise<AuditStatistics> {
+/**
+ * Every figure from one statement: one snapshot, so the parts add up. The
+ * range is bounded (routes.ts), and svc_audit_tenant_time (tenant_id,
+ * occurred_at) reads the scope's entries of the range and no others.
+ */
+export async function statistics(db: Db, scope: TenantScope, range: { from: Date; to: Date }): Promise<AuditStatistics> {
   const where = sql.join(conditions(scope, range), ' and ');
   const row = await db.one(scoped(scope, sql`
      with e as materialized (select a.action, a.outcome, a.entity_type, a.actor_id, a.occurred_at from svc_audit a where ${where})
@@ -112,7 +116,7 @@ export async function statistics(db: Db, scope: TenantScope, range: { from?: Dat
     byOutcome: row.by_outcome,
     byEntityType: row.by_entity_type,
     topActors: row.top_actors,
-    range: { from: range.from?.toISOString() ?? null, to: range.to?.toISOString() ?? null },
+    range: { from: range.from.toISOString(), to: range.to.toISOString() },
   };
 }
 
