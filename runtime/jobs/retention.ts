@@ -31,7 +31,8 @@ export interface JobRetention {
 /** Jobs deleted per status by one sweep. */
 export type Deleted = Record<FinishedStatus, number>;
 
-const batchOf = (status: FinishedStatus, ageSecs: number, batch: number) => compile(sql`
+/** One batch: the oldest `batch` jobs of `status` finished more than `ageSecs` ago (exported for the plan test). */
+export const pruneBatch = (status: FinishedStatus, ageSecs: number, batch: number) => compile(sql`
   with doomed as (
      select id from svc_jobs
       where status = ${sql.value(status, 'text')}
@@ -48,7 +49,7 @@ async function prune(db: Db, status: FinishedStatus, ageSecs: number, batch: num
       const { locked } = await t.one<{ locked: boolean }>(compile(sql`
         select pg_try_advisory_xact_lock(${sql.value(LOCK_KEYS.jobRetention, 'bigint')}) as locked`));
       if (!locked) return -1;
-      return (await t.one<{ n: number }>(batchOf(status, ageSecs, batch))).n;
+      return (await t.one<{ n: number }>(pruneBatch(status, ageSecs, batch))).n;
     });
     if (n < 0) return total === 0 ? -1 : total;
     total += n;
