@@ -5,7 +5,9 @@
  * never touched. As the audit retention does: small batches, each its own
  * short transaction holding a transaction-scoped try-lock, so one instance
  * sweeps at a time and writers never wait on a long delete; each batch walks
- * svc_jobs_finished (status, updated_at), so it reads only the rows it deletes.
+ * svc_jobs_finished (status, updated_at), so it reads only the rows it deletes,
+ * and deletes them by primary key (`id = any(array(...))`: never a join that
+ * the planner could turn into a scan of the table).
  *
  * What a deletion ends: `GET /jobs/{id}` answers 404, an `idempotencyKey` may
  * be used again, and a workflow step still waiting for the job reads it as gone.
@@ -33,12 +35,13 @@ export type Deleted = Record<FinishedStatus, number>;
 
 /** One batch: the oldest `batch` jobs of `status` finished more than `ageSecs` ago (exported for the plan test). */
 export const pruneBatch = (status: FinishedStatus, ageSecs: number, batch: number) => compile(sql`
-  with doomed as (
-     select id from svc_jobs
-      where status = ${sql.value(status, 'text')}
-        and updated_at < now() - make_interval(secs => ${sql.value(ageSecs, 'double precision')})
-      order by updated_at limit ${sql.value(batch, 'int')} for update skip locked),
-   gone as (delete from svc_jobs j using doomed d where j.id = d.id returning 1)
+  with gone as (
+    delete from svc_jobs where id = any(array(
+      select id from svc_jobs
+       where status = ${sql.value(status, 'text')}
+         and updated_at < now() - make_interval(secs => ${sql.value(ageSecs, 'double precision')})
+       order by updated_at limit ${sql.value(batch, 'int')} for update skip locked))
+    returning 1)
   select count(*)::int as n from gone`);
 
 /** One status's old jobs, batch after batch; -1 when another instance holds the sweep. */
