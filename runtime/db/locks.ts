@@ -25,6 +25,9 @@ export const LOCK_KEYS = {
   jobCountsFold: 7_305_648_312_042,
   /** Periodic tasks' tick claims (core/periodic.ts), one key each. */
   periodicAuditRetention: 7_305_648_312_020,
+  periodicJobsReclaim: 7_305_648_312_021,
+  periodicMediaSweep: 7_305_648_312_022,
+  periodicHistorySweep: 7_305_648_312_023,
   periodicJobRetention: 7_305_648_312_043,
   periodicJobCountsFold: 7_305_648_312_044,
 } as const;

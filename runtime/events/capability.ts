@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineCapability } from '../core/index.ts';
+import { periodic } from '../core/periodic.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
 import { createEventStore, type EventStore } from './store.ts';
 import { pruneChanges, pruneHistory, sweepIntervalMs } from './history.ts';
 import { RuntimeStreams } from './streams.ts';
@@ -43,17 +45,12 @@ export const events = defineCapability({
         ctx.log.warn({ err }, 'history retention sweep failed');
       }
     };
+    // At start on every instance (a policy changed by this restart applies at once;
+    // the sweeps take LOCK_KEYS.history), then once per interval across instances.
     await sweep();
-    let running: Promise<void> | null = null;
-    const timer = setInterval(() => {
-      running ??= sweep().finally(() => (running = null));
-    }, retained ? sweepIntervalMs(options.retainDays) : CHANGES_SWEEP_MS);
-    timer.unref();
-    return {
-      async stop() {
-        clearInterval(timer);
-        await running;
-      },
-    };
+    return periodic(ctx.db, ctx.log, {
+      name: 'history-sweep', everyMs: retained ? sweepIntervalMs(options.retainDays) : CHANGES_SWEEP_MS,
+      lockKey: LOCK_KEYS.periodicHistorySweep, run: sweep,
+    });
   },
 });

@@ -2,12 +2,15 @@
  * The reclaim sweep: leases whose deadline passed go back to the queue (crash
  * recovery, at-least-once delivery), or to dead when that was the last attempt.
  *
- * Safe with several instances sweeping at once: rows are claimed with
- * FOR UPDATE SKIP LOCKED, so each expired lease is moved by exactly one sweep.
+ * One instance sweeps per interval (core/periodic.ts); a direct call beside it
+ * is safe too: rows are claimed with FOR UPDATE SKIP LOCKED, so each expired
+ * lease is moved by exactly one sweep.
  */
 import type { Db } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import type { Logger } from '../log/index.ts';
+import { periodic } from '../core/periodic.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
 
 const BATCH = 1000;
 
@@ -59,27 +62,17 @@ export async function reclaimExpired(db: Db, events: EventStore): Promise<number
   }
 }
 
-/** Runs the sweep every `intervalSecs`; the returned function stops it (and waits for a running sweep). */
+/**
+ * Runs the sweep every `intervalSecs` on one instance per interval
+ * (core/periodic.ts); the returned function stops it (and waits for a running sweep).
+ */
 export function startReclaimer(db: Db, events: EventStore, log: Logger, intervalSecs: number): () => Promise<void> {
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const sweep = async () => {
-    try {
+  const task = periodic(db, log, {
+    name: 'jobs-reclaim', everyMs: Math.max(1, Math.round(intervalSecs * 1000)), lockKey: LOCK_KEYS.periodicJobsReclaim,
+    async run() {
       const moved = await reclaimExpired(db, events);
       if (moved > 0) log.info({ moved }, 'expired job leases reclaimed');
-    } catch (err) {
-      if (!stopped) log.warn({ err }, 'job reclaim sweep failed');
-    }
-  };
-  const timer = setInterval(() => {
-    // A slow sweep is not stacked on: the next tick after it finishes runs the next one.
-    if (stopped || running) return;
-    running = sweep().finally(() => (running = null));
-  }, intervalSecs * 1000);
-  timer.unref();
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await running;
-  };
+    },
+  });
+  return () => task.stop();
 }

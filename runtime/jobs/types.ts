@@ -2,7 +2,7 @@
  * The job queue's public surface: what other capabilities (GraphQL
  * `enqueueJob`, actions, workflows) call through `ctx.services.jobs`.
  */
-import type { TenantScope } from '../tenancy/index.ts';
+import type { ReadScope, TenantScope } from '../tenancy/index.ts';
 import type { AuditActor, AuditRequest } from '../audit/index.ts';
 import type { Tx } from '../db/index.ts';
 import type { CreatedCte } from '../events/index.ts';
@@ -126,8 +126,8 @@ export interface JobQueue {
   authenticateWorker(token: string): Promise<WorkerIdentity | null>;
   /** Job `id` when `workerId` holds its current, unexpired lease `leaseId`; else null. */
   heldJob(id: string, leaseId: string, workerId: string): Promise<HeldJob | null>;
-  /** The job as `GET /jobs/{id}` shows it; null when unknown or outside `scope` (undefined: the system, any scope). */
-  get(id: string, scope?: TenantScope): Promise<JobView | null>;
+  /** The job as `GET /jobs/{id}` shows it; null when unknown or outside `scope` (SystemScope.ALL: any scope). */
+  get(id: string, scope: ReadScope): Promise<JobView | null>;
   /** Returns expired leases to the queue (or to dead); returns how many it moved. */
   reclaim(): Promise<number>;
   /**

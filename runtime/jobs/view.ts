@@ -2,13 +2,13 @@
 import type { Db } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
 import type { JobView } from './types.ts';
-import type { TenantScope } from '../tenancy/index.ts';
+import type { ReadScope, TenantScope } from '../tenancy/index.ts';
 
 /** The job `id` in `scope`; `scope` undefined is the system's view (every scope). */
-export async function getJob(db: Db, id: string, scope: TenantScope | undefined): Promise<JobView | null> {
+export async function getJob(db: Db, id: string, scope: ReadScope): Promise<JobView | null> {
   const row = await db.oneOrNone(compile(sql`
     select id, queue, kind, status, attempts, max_attempts, result, error from svc_jobs
-     where id = ${sql.value(id, 'text')} and ${scope ? scope.predicate(null) : sql`true`}`, { scope }));
+     where id = ${sql.value(id, 'text')} and ${scope.predicate(null)}`, { scope }));
   if (!row) return null;
   return {
     id: row.id, queue: row.queue, kind: row.kind, status: row.status, attempts: row.attempts,

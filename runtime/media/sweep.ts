@@ -1,8 +1,7 @@
 /**
  * The sweep: removes presigned uploads never committed (past their expiry),
  * what an upload URL stored after its commit, and bytes no live record has referenced for SVC_MEDIA_UPLOAD_TTL_SECS. It
- * runs once per interval across every instance: the instance that moves
- * `svc_media_sweep.last_run_at` forward does the work.
+ * runs once per interval across every instance (core/periodic.ts).
  *
  * Bytes are removed while their blob row is locked, before the row is deleted:
  * an upload of the same content waits on that lock, then stores the bytes anew.
@@ -10,6 +9,8 @@
 import type { Db } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
 import type { Logger } from '../log/index.ts';
+import { claimTick, periodic } from '../core/periodic.ts';
+import { LOCK_KEYS } from '../db/locks.ts';
 import type { StorageDriver } from './drivers/index.ts';
 import { commitKey } from './keys.ts';
 
@@ -93,28 +94,22 @@ async function sweepBlobs(db: Db, driver: StorageDriver, options: SweepOptions):
   });
 }
 
-/** Claims this interval's sweep: true for exactly one instance per interval. */
+const sweepTask = (intervalSecs: number) =>
+  ({ name: 'media-sweep', everyMs: Math.max(1, Math.round(intervalSecs * 1000)), lockKey: LOCK_KEYS.periodicMediaSweep });
+
+/** Claims this interval's sweep: true for exactly one instance per interval (core/periodic.ts). */
 export async function claimSweep(db: Db, intervalSecs: number): Promise<boolean> {
-  const row = await db.oneOrNone(compile(sql`
-    update svc_media_sweep set last_run_at = now()
-      where id = 1 and last_run_at <= now() - make_interval(secs => ${sql.value(intervalSecs * 0.9, 'double precision')}) returning 1`));
-  return row !== null;
+  return (await claimTick(db, sweepTask(intervalSecs))) !== null;
 }
 
-/** Runs the sweep on an interval; returns the function that stops it. */
+/** Runs the sweep once per interval across instances; returns the function that stops it. */
 export function startSweeper(db: Db, driver: StorageDriver, log: Logger, intervalSecs: number, ttlSecs: number): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
-  const tick = () => {
-    running = (async () => {
-      if (!(await claimSweep(db, intervalSecs))) return;
+  const task = periodic(db, log, {
+    ...sweepTask(intervalSecs),
+    async run() {
       const result = await sweepMedia(db, driver, { now: new Date(), ttlSecs });
       if (result.uploads + result.staged + result.blobs + result.temporary > 0) log.info(result, 'media sweep');
-    })().catch((err) => log.warn({ err }, 'media sweep failed'));
-  };
-  const timer = setInterval(tick, intervalSecs * 1000);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+    },
+  });
+  return () => task.stop();
 }

@@ -13,7 +13,7 @@ import type { Tx } from '../db/index.ts';
 import { SafeError } from '../http/errors.ts';
 import type { WorkflowStep } from '../ir/types.ts';
 import { RecordError, type Caller } from '../records/index.ts';
-import { TenantScope } from '../tenancy/index.ts';
+import { SystemScope, TenantScope } from '../tenancy/index.ts';
 import { prepare, send } from './http.ts';
 import { render, TemplateError, type RenderScope } from './render.ts';
 import { auditActor } from './start.ts';
@@ -139,7 +139,7 @@ export const RUNNERS: Runners = {
 
 /** A job step's wait is over when its job succeeded or went dead; else nothing changes. */
 export async function jobOutcome(deps: EngineDeps, jobId: string, attempts: number): Promise<Outcome> {
-  const job = await deps.jobs.get(jobId);
+  const job = await deps.jobs.get(jobId, SystemScope.ALL);
   if (job?.status === 'succeeded') return { kind: 'succeeded', attempts, output: { jobId, result: job.result }, jobId };
   if (job?.status === 'dead' || job === null) {
     return { kind: 'failed', attempts, jobId, error: job ? `job ${jobId} failed: ${job.error ?? 'no error given'}` : `job ${jobId} is gone` };

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { SystemScope } from '../../runtime/tenancy/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import { createWorker } from '../../worker/index.ts';
@@ -26,7 +27,7 @@ const enqueue = async (queue: string, count: number, maxAttempts?: number) =>
   (await service.ctx.services.jobs.enqueueMany(
     Array.from({ length: count }, () => ({ queue, kind: 'k', maxAttempts })), { actorId: null, tenantId: null },
   )).map((job) => job.id);
-const get = (id: string) => service.ctx.services.jobs.get(id);
+const get = (id: string) => service.ctx.services.jobs.get(id, SystemScope.ALL);
 
 describe('reclaim sweep', () => {
   it('returns an expired lease to the queue; the old lease is then stale (409)', async () => {

@@ -3,6 +3,7 @@
  * server: batching, progress, retries, dead jobs, heartbeats, graceful stop
  * and transient HTTP failures.
  */
+import { SystemScope } from '../../runtime/tenancy/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import { createWorker, NonRetryableError, type WorkerOptions } from '../../worker/index.ts';
@@ -56,7 +57,7 @@ describe('worker SDK', () => {
     await w.stop();
     await proxy.close();
     expect(w.stats).toMatchObject({ completed: 300, failed: 0, lost: 0 });
-    const view = await service.ctx.services.jobs.get(ids[7]);
+    const view = await service.ctx.services.jobs.get(ids[7], SystemScope.ALL);
     expect(view).toMatchObject({ status: 'succeeded', attempts: 1, result: { double: 14 } });
     const batches = proxy.counts.get('POST /jobs/complete') ?? 0;
     expect(batches).toBeGreaterThan(0);
@@ -75,10 +76,10 @@ describe('worker SDK', () => {
       },
     });
     void w.start();
-    await waitFor(async () => (await service.ctx.services.jobs.get(flaky))?.status === 'succeeded', 15_000);
+    await waitFor(async () => (await service.ctx.services.jobs.get(flaky, SystemScope.ALL))?.status === 'succeeded', 15_000);
     await w.stop();
-    expect(await service.ctx.services.jobs.get(flaky)).toMatchObject({ attempts: 2, result: 'ok' });
-    expect(await service.ctx.services.jobs.get(fatal)).toMatchObject({ status: 'dead', attempts: 1, error: 'cannot ever work' });
+    expect(await service.ctx.services.jobs.get(flaky, SystemScope.ALL)).toMatchObject({ attempts: 2, result: 'ok' });
+    expect(await service.ctx.services.jobs.get(fatal, SystemScope.ALL)).toMatchObject({ status: 'dead', attempts: 1, error: 'cannot ever work' });
     expect(await jobEvents(service, flaky)).toEqual(['JobEnqueued', 'JobLeased', 'JobRetryScheduled', 'JobLeased', 'JobSucceeded']);
     expect(w.stats.failed).toBe(2);
   });
@@ -91,9 +92,9 @@ describe('worker SDK', () => {
       handler: () => new Promise((resolve) => setTimeout(() => resolve('slow done'), 2500)),
     });
     void w.start();
-    await waitFor(async () => (await service.ctx.services.jobs.get(id))?.status === 'succeeded', 10_000);
+    await waitFor(async () => (await service.ctx.services.jobs.get(id, SystemScope.ALL))?.status === 'succeeded', 10_000);
     await w.stop();
-    expect(await service.ctx.services.jobs.get(id)).toMatchObject({ attempts: 1, result: 'slow done' });
+    expect(await service.ctx.services.jobs.get(id, SystemScope.ALL)).toMatchObject({ attempts: 1, result: 'slow done' });
     expect(await jobEvents(service, id)).toEqual(['JobEnqueued', 'JobLeased', 'JobSucceeded']);
   });
 
@@ -111,7 +112,7 @@ describe('worker SDK', () => {
       },
     });
     void w.start();
-    await waitFor(async () => (await service.ctx.services.jobs.get(id))?.status === 'succeeded', 10_000);
+    await waitFor(async () => (await service.ctx.services.jobs.get(id, SystemScope.ALL))?.status === 'succeeded', 10_000);
     await w.stop();
     expect(await jobEvents(service, id)).toEqual(['JobEnqueued', 'JobLeased', 'JobSucceeded']);
   });
@@ -134,10 +135,10 @@ describe('worker SDK', () => {
     const stopping = w.stop(); // the job is in flight: stop waits for it
     release();
     await stopping;
-    expect(await service.ctx.services.jobs.get(first)).toMatchObject({ status: 'succeeded', result: 'finished' });
+    expect(await service.ctx.services.jobs.get(first, SystemScope.ALL)).toMatchObject({ status: 'succeeded', result: 'finished' });
     const [later] = await enqueue(queue, 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await service.ctx.services.jobs.get(later))?.status).toBe('queued');
+    expect((await service.ctx.services.jobs.get(later, SystemScope.ALL))?.status).toBe('queued');
   });
 
   it('survives transient HTTP failures (503, 429, dropped connections) by retrying', async () => {

@@ -120,7 +120,7 @@ describe.each(['local', 's3'] as const)('the media sweep with the %s driver', (d
   }
 
   it('is claimed by one instance per interval', async () => {
-    await service.ctx.db.none(`update svc_media_sweep set last_run_at = '-infinity'`);
+    await service.ctx.db.none(`delete from svc_periodic where name = 'media-sweep'`);
     const claims = await Promise.all([claimSweep(service.ctx.db, 60), claimSweep(service.ctx.db, 60), claimSweep(service.ctx.db, 60)]);
     expect(claims.filter(Boolean)).toHaveLength(1);
     expect(await claimSweep(service.ctx.db, 60)).toBe(false);
