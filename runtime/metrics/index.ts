@@ -4,7 +4,7 @@
  * Each service has its own Registry (tests run several services in one
  * process): HTTP requests by matched route pattern (never the raw URL) and
  * status, GraphQL operations by type and outcome, lease-to-complete latency,
- * jobs deleted by the retention sweep, and gauges read at scrape time (jobs by
+ * jobs and audit entries deleted by the retention sweeps, and gauges read at scrape time (jobs by
  * queue and status from the maintained counters of jobs/counts.ts,
  * realtime connections and channels, the database pool). Process metrics
  * (CPU, memory, event loop, GC) describe the process, not a service: they are
@@ -97,7 +97,7 @@ function processMetrics(): Registry {
 export const metrics = defineCapability({
   name: 'metrics',
   provides: ['metrics'],
-  requires: ['feed', 'realtime'],
+  requires: ['feed', 'realtime', 'audit'],
   async init(ctx) {
     const registry = new Registry();
     const observer = createMetrics(ctx, registry);
@@ -114,7 +114,7 @@ export const metrics = defineCapability({
   },
 });
 
-function createMetrics(ctx: ServiceContext<'feed' | 'realtime'>, registry: Registry) {
+function createMetrics(ctx: ServiceContext<'feed' | 'realtime' | 'audit'>, registry: Registry) {
   const httpRequests = new Counter({
     name: 'svc_http_requests_total', help: 'HTTP requests by method, matched route pattern and status.',
     labelNames: ['method', 'route', 'status'], registers: [registry],
@@ -159,6 +159,11 @@ function createMetrics(ctx: ServiceContext<'feed' | 'realtime'>, registry: Regis
     name: 'svc_jobs_deleted_total', help: 'Jobs deleted by the retention sweep (SVC_JOB_RETAIN_*) on this instance, by status.',
     labelNames: ['status'], registers: [registry],
   });
+  const auditDeleted = new Counter({
+    name: 'svc_audit_deleted_total', help: 'Audit entries deleted by the retention sweep (SVC_AUDIT_RETAIN_DAYS) on this instance.',
+    registers: [registry],
+  });
+  ctx.services.audit.onPruned((rows) => auditDeleted.inc(rows));
   new Gauge({
     name: 'svc_realtime_connections', help: 'Open realtime WebSocket connections on this instance.',
     registers: [registry],
