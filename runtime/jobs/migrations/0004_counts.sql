@@ -53,9 +53,9 @@ create trigger svc_jobs_count_delete after delete on svc_jobs
 -- step 2 transactional: count the jobs already there, once
 -- One statement, one snapshot: the count sees every write committed before it,
 -- and the deltas it removes are exactly those writes' (the triggers exist since
--- step 1, whose lock waited for every writer without them); later deltas stay.
--- It reads every job once (2.4 s at 1M jobs) and blocks no writer (the new
--- deltas it does not see stay), so it may outlast the step's statement timeout.
+-- the first step, whose lock waited for every writer without them); later
+-- deltas stay. It reads every job once (2.4 s at 1M jobs) and blocks no writer,
+-- so it may outlast the step's statement timeout.
 set local statement_timeout = 0;
 with counted_already as (delete from svc_job_count_deltas returning 1)
 insert into svc_job_counts (tenant_id, queue, status, n)
