@@ -21,7 +21,7 @@ export const LOCK_KEYS = {
   auditRetention: 7_305_648_312_012,
   /** Each batch of the job retention sweep (jobs/retention.ts). */
   jobRetention: 7_305_648_312_041,
-  /** Each fold of the job count deltas into the counters (jobs/counts.ts). */
+  /** Each fold of the job count deltas into the counters (jobs/counts.ts), and the truncate trigger of jobs migration 0004. */
   jobCountsFold: 7_305_648_312_042,
   /** Periodic tasks' tick claims (core/periodic.ts), one key each. */
   periodicAuditRetention: 7_305_648_312_020,

@@ -125,4 +125,13 @@ describe('the job counters', { timeout: 60_000 }, () => {
     const deltas = await first.ctx.db.one<{ n: number }>('select count(*)::int as n from svc_job_count_deltas');
     expect(deltas.n).toBe(0);
   });
+
+  it('are emptied with the jobs by a truncate', async () => {
+    await first.ctx.db.none('truncate svc_jobs');
+    const counts = await first.ctx.db.one<{ n: number }>(
+      'select (select count(*) from svc_job_counts) + (select count(*) from svc_job_count_deltas) as n');
+    expect(Number(counts.n)).toBe(0);
+    const stats = await userClient(first, 'Admin', 'count-admin', 'count-t')('GET', '/jobs/stats');
+    expect(stats.body.byQueue).toEqual([]);
+  });
 });

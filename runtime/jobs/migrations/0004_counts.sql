@@ -50,6 +50,20 @@ create trigger svc_jobs_count_update after update on svc_jobs
 create trigger svc_jobs_count_delete after delete on svc_jobs
   referencing old table as svc_old_jobs for each statement execute function svc_job_count_changes();
 
+-- `truncate svc_jobs` (an operator's reset) fires no delete trigger: it empties
+-- the counts too, under the fold's lock (LOCK_KEYS.jobCountsFold in
+-- runtime/db/locks.ts) so that a fold in flight cannot write them back.
+create function svc_job_counts_reset() returns trigger language plpgsql as $$
+begin
+  perform pg_advisory_xact_lock(7305648312042);
+  delete from svc_job_count_deltas;
+  delete from svc_job_counts;
+  return null;
+end $$;
+
+create trigger svc_jobs_count_truncate after truncate on svc_jobs
+  for each statement execute function svc_job_counts_reset();
+
 -- step 2 transactional: count the jobs already there, once
 -- One statement, one snapshot: the count sees every write committed before it,
 -- and the deltas it removes are exactly those writes' (the triggers exist since
