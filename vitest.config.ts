@@ -18,6 +18,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 3,
+    // A worker process runs its test files one after another with one module registry:
+    // the runtime, graphql and pg are imported once per process, not once per file.
+    isolate: false,
     globalSetup: ['test/helpers/global-setup.ts'],
     sequence: { sequencer: LongestFirst },
     // Transformed modules kept on disk (keyed by content and config): each of the suite's

@@ -88,8 +88,10 @@ export async function cachedBuild(fixture: string): Promise<string> {
 const built = new Map<string, Promise<string>>();
 
 /**
- * A fixture's build, in a folder of this test process's own (a test may write
- * into it, e.g. a hook in resolvers/); copied once per process from the cache.
+ * A fixture's build, in a folder of this test process's own, copied once per
+ * process from the cache and shared by the test files the process runs
+ * (vitest's `isolate: false`): read it, never write into it; a test that
+ * changes its project (a hook in resolvers/) takes a privateBuild.
  */
 export function buildFixture(fixture: string): Promise<string> {
   let out = built.get(fixture);
@@ -102,6 +104,13 @@ export function buildFixture(fixture: string): Promise<string> {
     built.set(fixture, out);
   }
   return out;
+}
+
+/** A copy of the fixture's build for this caller alone, free to change (it is not shared like buildFixture's). */
+export async function privateBuild(fixture: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-build-'));
+  cpSync(await buildFixture(fixture), dir, { recursive: true });
+  return dir;
 }
 
 /** Drops cached builds not used for a day (an old generator's, a changed schema's). */

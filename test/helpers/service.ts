@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { ulid } from 'ulid';
 import type { Db } from '../../runtime/db/index.ts';
 
-export { buildFixture, REPO_ROOT } from './fixtures.ts';
+export { buildFixture, privateBuild, REPO_ROOT } from './fixtures.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-sufficient-length-0123456789';
 
@@ -38,6 +38,12 @@ export interface TestServiceOptions {
   readonly log?: Logger;
   /** Listen on this port (e.g. a restart where clients reconnect); a free one by default. */
   readonly port?: number;
+  /**
+   * The built project to serve, for a test that changes it (a private copy of
+   * the fixture's build, see privateBuild): the build `buildFixture` returns is
+   * shared by every test file of a worker process.
+   */
+  readonly dir?: string;
 }
 
 export async function loadDefinition(dir: string) {
@@ -90,7 +96,7 @@ async function poolerEnv(url: string): Promise<Record<string, string>> {
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const fixture = options.fixture ?? DEFAULT_FIXTURE;
-  const dir = await buildFixture(fixture);
+  const dir = options.dir ?? (await buildFixture(fixture));
   const database = options.database ?? (await createTestDatabase('svc_t', { fixture }));
   const env = {
     DATABASE_URL: database.url,

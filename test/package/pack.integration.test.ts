@@ -89,20 +89,22 @@ describe('the packed package', { timeout: 600_000 }, () => {
     const installed = await sh(source, 'sh', ['-c', 'npm install --package-lock-only --no-audit --no-fund 2>&1']);
     expect(installed).not.toContain('EBADENGINE');
 
-    // 3. The Dockerfile's build stage: `sh deploy/build.sh build` (npm ci, svc-gen build).
+    // 3. and 4. The Dockerfile's two stages, installed side by side as a multi-stage
+    // build does: the build stage (`sh deploy/build.sh build`: npm ci, svc-gen build)
+    // and the runtime stage (production dependencies only), then the generated service.
     const build = join(work, 'build');
     cpSync(source, build, { recursive: true });
-    await sh(build, 'sh', ['deploy/build.sh', 'build', 'schema.ts', 'service']);
+    const project = join(work, 'runtime');
+    mkdirSync(project);
+    for (const name of ['package.json', 'package-lock.json', 'deploy']) cpSync(join(source, name), join(project, name), { recursive: true });
+    await Promise.all([
+      sh(build, 'sh', ['deploy/build.sh', 'build', 'schema.ts', 'service']),
+      sh(project, 'sh', ['deploy/build.sh', 'runtime']),
+    ]);
     const generated = JSON.parse(readFileSync(join(build, 'service', 'package.json'), 'utf8'));
     expect(generated.dependencies['svc-gen']).toMatch(/^\^\d+\.\d+\.\d+$/);
     // It type-checks against the shipped declarations (no sources in the tarball).
     await sh(build, join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['--noEmit', '-p', 'service']);
-
-    // 4. The runtime stage: production dependencies only, plus the generated service.
-    const project = join(work, 'runtime');
-    mkdirSync(project);
-    for (const name of ['package.json', 'package-lock.json', 'deploy']) cpSync(join(source, name), join(project, name), { recursive: true });
-    await sh(project, 'sh', ['deploy/build.sh', 'runtime']);
     cpSync(join(build, 'service'), join(project, 'service'), { recursive: true });
     const bin = join(project, 'node_modules', '.bin', 'svc-gen');
     // The image bundles the project for start while its folder is still writable (cli/bundle.ts).

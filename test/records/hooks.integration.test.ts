@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, type TestService } from '../helpers/service.ts';
+import { privateBuild, type TestService } from '../helpers/service.ts';
 import { clientFor, create, CREATE, RECORDS, RECORDS_FIXTURE, startRecordsService, UPDATE, type Gql } from './helpers.ts';
 
 const HOOKS = `
@@ -27,9 +27,9 @@ let service: TestService;
 let gql: Gql;
 
 beforeAll(async () => {
-  const dir = await buildFixture(RECORDS_FIXTURE);
+  const dir = await privateBuild(RECORDS_FIXTURE);
   writeFileSync(join(dir, 'resolvers', 'Counter.ts'), HOOKS);
-  service = await startRecordsService();
+  service = await startRecordsService({ dir });
   gql = await clientFor(service, { role: 'Manager', userId: 'hooker' });
 });
 afterAll(() => service?.close());
