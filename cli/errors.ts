@@ -1,5 +1,5 @@
 import { ConfigError } from '../runtime/config/index.ts';
-import { MigrationError } from '../runtime/db/migrate.ts';
+import { MigrationError } from '../runtime/db/migrate/index.ts';
 import { EmbeddedLockedError } from '../runtime/db/embedded.ts';
 
 /** Bad command-line usage: exit 2. */

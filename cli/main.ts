@@ -14,7 +14,7 @@ import type { ProjectLoading } from './serve.ts';
 
 const USAGE = `usage:
   svc-gen build --schema FILE --out DIR [--check] [--allow-destructive]
-  svc-gen migrate DIR
+  svc-gen migrate DIR [--plan]                                        (--plan: print each pending step's lock, applies nothing)
   svc-gen start DIR
   svc-gen compile DIR                                                 (bundles DIR for start; start does it itself when DIR is writable)
   svc-gen dev [--schema FILE] [--out DIR] [--host ADDRESS] [--allow-destructive]
@@ -42,8 +42,9 @@ const COMMANDS: Record<string, Command> = {
     });
   },
   migrate: async (args) => {
-    const dir = oneDir(args, 'migrate');
-    return (await import('./serve.ts')).migrateCommand(dir);
+    const { values, positionals } = parse(() => parseArgs({ args, allowPositionals: true, strict: true, options: { plan: { type: 'boolean' } } }));
+    const dir = oneDir(positionals, 'migrate');
+    return (await import('./serve.ts')).migrateCommand(dir, { plan: values.plan === true });
   },
   start: async (args, loading) => {
     const dir = oneDir(args, 'start');

@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadConfig } from '../runtime/config/index.ts';
 import { createLogger } from '../runtime/log/index.ts';
-import { migrate, openDatabase } from '../runtime/db/index.ts';
+import { formatPlan, openDatabase, planMigrations, runMigrations, type MigrateLog } from '../runtime/db/index.ts';
 import { migrationSets, runService } from '../runtime/service/index.ts';
 import type { ServiceDefinition } from '../runtime/service/index.ts';
 import { UserError, asUserError } from './errors.ts';
@@ -58,15 +58,32 @@ export async function compileCommand(dir: string, loading: ProjectLoading | unde
   return 0;
 }
 
-export async function migrateCommand(dir: string): Promise<number> {
+/** The runner's progress and waits, a line each on stderr; stdout keeps the result. */
+const stderrLog: MigrateLog = {
+  info: (_details, message) => void process.stderr.write(`${message}\n`),
+  warn: (_details, message) => void process.stderr.write(`warning: ${message}\n`),
+};
+
+/**
+ * `svc-gen migrate DIR`: applies pending migrations on the direct connection
+ * (a held-back contract file is said and is no failure); `--plan` prints the
+ * lock report of the pending steps and applies nothing.
+ */
+export async function migrateCommand(dir: string, options: { plan?: boolean } = {}): Promise<number> {
   if (!existsSync(join(dir, 'migrations'))) throw new UserError(`${dir}/migrations: not found; run svc-gen build first`);
   return asUserError(async () => {
     const config = loadConfig();
     const database = await openDatabase({ url: config.databaseUrl, poolSize: 2, directUrl: config.db.directUrl });
     try {
-      const applied = await migrate(database.direct, migrationSets(resolve(dir)));
+      const sets = migrationSets(resolve(dir));
+      if (options.plan) {
+        process.stdout.write(formatPlan(await planMigrations(database.direct, sets)));
+        return 0;
+      }
+      const { applied, heldBack } = await runMigrations(database.direct, sets, { log: stderrLog });
       for (const name of applied) process.stdout.write(`applied ${name}\n`);
-      if (applied.length === 0) process.stdout.write('no pending migrations\n');
+      if (heldBack) process.stdout.write(`${heldBack.message}\n`);
+      else if (applied.length === 0) process.stdout.write('no pending migrations\n');
       return 0;
     } finally {
       await database.close();

@@ -112,6 +112,12 @@ export interface Config {
   readonly actions: { readonly maxDepth: number };
   readonly workflows: WorkflowsConfig;
   readonly publicRead: PublicReadConfig;
+  /**
+   * Built-in projections at start (ADR 021): `changed` builds only a projection that
+   * is new or whose definition changed, `always` also re-copies every other one
+   * (in the background, as a build); `buildBatch` rows per build transaction.
+   */
+  readonly projections: { readonly sync: 'changed' | 'always'; readonly buildBatch: number };
   readonly history: { readonly policy: HistoryPolicy; readonly retainDays: number };
   /** Audit log (CONTRACT section 9); retainDays null keeps every entry. */
   readonly audit: { readonly policy: AuditPolicy; readonly retainDays: number | null };
@@ -267,6 +273,10 @@ export function loadConfig(env: Env = process.env): Config {
     actions: { maxDepth: r.int('SVC_ACTION_MAX_DEPTH', 3, 0, 100) },
     workflows: readWorkflows(r),
     publicRead: readPublicRead(env, r),
+    projections: {
+      sync: r.oneOf('SVC_PROJECTION_SYNC', ['changed', 'always'], 'changed'),
+      buildBatch: r.int('SVC_PROJECTION_BUILD_BATCH', 5_000, 1, 100_000),
+    },
     history: {
       policy: r.oneOf('SVC_HISTORY_POLICY', ['full', 'retained', 'off'], 'full'),
       retainDays: r.number('SVC_HISTORY_RETAIN_DAYS', 30, 0, 36_500),

@@ -22,7 +22,10 @@ export type { Database, Db, Tx } from './types.ts';
 export { afterCommit } from './after-commit.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
-export { migrate, migrationStatus, unknownMigrations, MigrationError, type MigrationSet } from './migrate.ts';
+export {
+  migrate, runMigrations, migrationStatus, unknownMigrations, newestMigration, planMigrations, formatPlan, MigrationError,
+  type MigrationSet, type MigrateLog, type MigrateResult,
+} from './migrate/index.ts';
 
 /**
  * May statements be named and prepared (parsed and planned once per

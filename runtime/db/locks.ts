@@ -7,16 +7,20 @@
  * where it is taken.
  *
  * All are transaction-scoped (`pg_advisory_xact_lock`, `pg_try_advisory_xact_lock`),
- * so they work through a transaction pooler, except the migrations' lock,
- * taken for a session on the direct connection (DatabaseOptions.directUrl).
+ * so they work through a transaction pooler (the migrations' lock too, since
+ * ADR 019: one short transaction per decision, claims for long steps), except
+ * the projection indexes' one, taken for a session on the direct connection
+ * (DatabaseOptions.directUrl).
  */
 export const LOCK_KEYS = {
-  /** Migrations: one runner at a time (session lock, direct connection). */
+  /** Migrations: each step's transaction and each claim of a step (runtime/db/migrate/store.ts). */
   migrations: 7_305_648_312_001,
   /** The event history's retention and coverage (events/history.ts). */
   history: 7_305_648_312_002,
   /** Projection rebuilds and refreshes (projections/). */
   projections: 7_305_648_312_003,
+  /** One instance at a time builds missing projection indexes (projections/indexes.ts: a session lock on the direct connection). */
+  projectionIndexes: 7_305_648_312_030,
   /** Each batch of the audit retention sweep (audit/retention.ts). */
   auditRetention: 7_305_648_312_012,
   /** Each batch of the job retention sweep (jobs/retention.ts). */

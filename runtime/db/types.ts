@@ -12,7 +12,8 @@ export type Tx = ITask<unknown>;
 export interface Database {
   readonly db: Db;
   /**
-   * Postgres itself for work that needs a session (migrations' advisory lock):
+   * Postgres itself for work that needs a session (LISTEN; migrations, whose
+   * online steps set lock_timeout for the session around one statement):
    * a small pool on `directUrl` when one is given (behind a transaction pooler),
    * else `db`.
    */

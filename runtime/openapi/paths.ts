@@ -218,7 +218,11 @@ export const JOB_PATHS: PathsContribution = {
 export const DATA_PATHS: PathsContribution = {
   '/projections': { get: op({
     summary: 'Projections (Admin)', tags: ['projections'], security: bearer,
-    responses: { 200: { description: 'projections', schema: obj({ projections: { type: 'array', items: obj({ name: str, source_model: str }) } }) }, ...errors(401, 403) },
+    description: 'Beside the specification\'s fields: `status` (`ready`, or `building` while a new or changed projection is built) and a build\'s progress (ADR 021).',
+    responses: { 200: { description: 'projections', schema: obj({ projections: { type: 'array', items: obj({
+      name: str, source_model: str, status: { type: 'string', enum: ['ready', 'building'] },
+      build: obj({ phase: { type: 'string', enum: ['rows', 'orphans'] }, done: int, estimatedTotal: { type: ['integer', 'null'] }, startedAt: strOrNull }),
+    }, ['name', 'source_model']) } }) }, ...errors(401, 403) },
   }) },
   '/projections/rebuild': { post: op({
     summary: 'Rebuild every projection from the event log (Admin)', tags: ['projections'], security: bearer,
@@ -233,11 +237,17 @@ export const DATA_PATHS: PathsContribution = {
     summary: 'Anonymous read of allowlisted models and fields', tags: ['public read'],
     description: 'Query parameters: `limit`, `offset`, and equality filters on SVC_PUBLIC_READ_FIELDS_<Model>.',
     parameters: [{ name: 'limit', in: 'query', schema: int }, { name: 'offset', in: 'query', schema: int }],
-    responses: { 200: { description: 'records', schema: obj({ items: { type: 'array', items: { type: 'object' } } }) }, ...errors(400, 404, 429) },
+    responses: {
+      200: { description: 'records', schema: obj({ items: { type: 'array', items: { type: 'object' } } }) }, ...errors(400, 404, 429),
+      503: { description: 'the model\'s projection is being built (new or changed definition); `Retry-After` says when to ask again', schema: ERROR },
+    },
   }) },
   '/storage/diagnostics': { get: op({
     summary: 'Read cache, history coverage, projection lag, audit usage (Admin)', tags: ['diagnostics'], security: bearer,
-    responses: { 200: { description: 'report', schema: obj({ cache: { type: 'object' }, history: { type: 'object' }, projections: {}, audit: { type: 'object' } }) }, ...errors(401, 403) },
+    description: 'From planner estimates and bounded reads (flagged `...IsEstimate`). `exactUpTo` (1..100000) counts exactly up to that bound; '
+      + '`verify` (1..10000) compares the newest records of each projection with its base table.',
+    parameters: [{ name: 'exactUpTo', in: 'query', schema: int }, { name: 'verify', in: 'query', schema: int }],
+    responses: { 200: { description: 'report', schema: obj({ cache: { type: 'object' }, history: { type: 'object' }, projections: {}, audit: { type: 'object' } }) }, ...errors(400, 401, 403) },
   }) },
   '/graphql': {
     post: op({

@@ -1,8 +1,10 @@
 /**
  * The projections capability: one built-in current-state table per entity
  * model (`<table>_projection`, every column text), custom projections from
- * the ServiceDefinition, startup synchronisation, live refresh, and the admin
- * routes. Provides `ctx.services.projections`.
+ * the ServiceDefinition, live refresh by a durable consumer, a build at start
+ * only for a projection that is new or whose definition changed (in the
+ * background when it is big: ADR 021), and the admin routes. Provides
+ * `ctx.services.projections`.
  */
 import { fileURLToPath } from 'node:url';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
@@ -10,18 +12,21 @@ import { preparesStatements, untimed } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
 import { planProjections, readCatalog } from './plan.ts';
 import { projectionTableName } from './names.ts';
+import { Builder, planBuilds } from './build.ts';
+import { buildTenantIndexes } from './indexes.ts';
+import { readiness } from './readiness.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
-import { Refresher } from './refresher.ts';
+import { Refresher, TABLES_CONSUMER } from './refresher.ts';
 import { projectionRoutes } from './routes.ts';
-import { syncAll } from './sync.ts';
 import { ensureTables } from './tables.ts';
 import type { ProjectionDefinition, ProjectionInfo, ProjectionService, TableProjection } from './types.ts';
 
 export { defineProjection } from './types.ts';
 export { ProjectionSchemaConflictError, SCHEMA_CONFLICT } from './tables.ts';
-export { countDrift } from './sync.ts';
+export { checkNewest } from './sync.ts';
+export { TABLES_CONSUMER } from './refresher.ts';
 export type {
-  ProjectionDefinition, ProjectionEvent, ProjectionInput, ProjectionInfo, ProjectionService, RefreshStats,
+  ProjectionDefinition, ProjectionEvent, ProjectionInput, ProjectionInfo, ProjectionService, ProjectionState, RefreshStats,
   TableProjection, ProjectedColumn,
 } from './types.ts';
 
@@ -38,49 +43,53 @@ export const projections = defineCapability({
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     validateCustoms(ctx);
-    const tables = await prepare(ctx);
+    const { tables, pending } = await prepare(ctx);
     const byModel = new Map(tables.map((p) => [p.model, p]));
     const refresher = new Refresher(byModel, ctx.projections, preparesStatements(ctx));
-    // Consumers start before the synchronisation: a change committed during it is refreshed afterwards.
+    // Consumers start before a build: a change committed during it is refreshed after the batch that holds its row.
     await refresher.start(ctx.services.feed);
-    await synchronise(ctx, tables);
+    const ready = readiness(ctx.db, tables);
+    const builder = new Builder(ctx.db, ctx.log, ctx.config.projections.buildBatch, ready.markReady);
+    await builder.start(pending);
+    // An existing table without the (tenant_id, id) index gets it in the background (embedded: one connection, small data: none).
+    const indexes = ctx.dbKind === 'server' ? buildTenantIndexes(ctx.directDb, tables, ctx.log) : null;
     const infos = describe(tables, ctx.projections);
-    ctx.services.projections = { list: () => infos, tableOf: (model) => byModel.get(model), stats: () => refresher.stats() };
+    ctx.services.projections = {
+      list: () => infos, tableOf: (model) => byModel.get(model), stats: () => refresher.stats(),
+      states: ready.states, assertReady: ready.assertReady,
+    };
     projectionRoutes(ctx.router, ctx.services.auth, ctx.services.projections, () => ({
       db: ctx.db, history: ctx.services.events.policy, tables, customs: ctx.projections,
     }), ctx.log, ctx.services.audit);
     return {
       async stop() {
+        await indexes?.stop();
+        await builder.stop();
         await refresher.stop();
       },
     };
   },
 });
 
-/** Builds the plan and aligns the tables, under a lock: instances may start together. */
-async function prepare(ctx: ServiceContext<never>): Promise<TableProjection[]> {
+/**
+ * Builds the plan, aligns the tables and decides which projections need a
+ * build, under the projections lock: instances may start together. Reads
+ * the catalog and the state rows only, never a projection's rows.
+ */
+async function prepare(ctx: ServiceContext<never>): Promise<{ tables: TableProjection[]; pending: readonly TableProjection[] }> {
   const names = ctx.ir.models.flatMap((m) => [m.table, projectionTableName(m.table)]);
   return ctx.db.tx('svc-projections-prepare', async (t) => {
     await untimed(t); // DDL, and the wait for an instance that rebuilds
     await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
     const catalog = await readCatalog(t, names);
     const tables = planProjections(ctx.ir, catalog);
-    await ensureTables(t, tables, catalog);
-    return tables;
+    const reshaped = await ensureTables(t, tables, catalog);
+    // Without the tables consumer's cursor, no change was applied for these rows: build them all.
+    const { cursor } = await t.one<{ cursor: boolean }>(compile(sql`
+      select exists (select 1 from svc_feed_cursors where name = ${sql.value(TABLES_CONSUMER, 'text')}) as cursor`));
+    const { pending } = await planBuilds(t, tables, { always: ctx.config.projections.sync === 'always', fresh: !cursor, reshaped });
+    return { tables, pending };
   });
-}
-
-async function synchronise(ctx: ServiceContext<never>, tables: readonly TableProjection[]): Promise<void> {
-  const started = performance.now();
-  await ctx.db.tx('svc-projections-sync', async (t) => {
-    await untimed(t); // every row of every model
-    await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
-    await syncAll(t, tables);
-    await t.none(compile(sql`
-      insert into svc_projection_state (name, last_sync_at) select n, now() from unnest(${sql.value(tables.map((p) => p.name), 'text[]')}) as n
-       on conflict (name) do update set last_sync_at = now()`));
-  });
-  ctx.log.debug({ projections: tables.length, ms: Math.round(performance.now() - started) }, 'projections synchronised');
 }
 
 function validateCustoms(ctx: ServiceContext<never>): void {

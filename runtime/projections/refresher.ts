@@ -39,7 +39,7 @@ export class Refresher {
     private readonly prepared = false,
   ) {}
 
-  /** Starts the consumers; a new cursor starts now (the startup synchronisation covers the past). */
+  /** Starts the consumers; a new cursor starts now (a missing cursor makes the start build every projection: build.ts). */
   async start(feed: ChangeFeed): Promise<void> {
     if (this.tables.size > 0) this.handles.push(await feed.consume(this.tablesConsumer()));
     for (const custom of this.customs) this.handles.push(await feed.consume(customConsumer(custom)));

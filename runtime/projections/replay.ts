@@ -1,7 +1,7 @@
 /**
  * Replay of a built-in projection: fold a model's events (in log order) into
  * the current state of each record, then write the live records with the
- * same text conversion as the startup synchronisation.
+ * same text conversion as a build (build.ts).
  *
  * Event data is the change as the records layer wrote it; keys may be field
  * names (`inStock`), input names (`vendorId`) or columns (`in_stock`).

@@ -1,4 +1,4 @@
-/** GET /projections and POST /projections/rebuild (Admin only). */
+/** GET /projections (with each built-in projection's status) and POST /projections/rebuild (Admin only). */
 import type Router from '@koa/router';
 import { requireRole, type Authenticator } from '../auth/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -10,8 +10,15 @@ export function projectionRoutes(
   router: Router, auth: Authenticator, service: ProjectionService, rebuild: () => RebuildInput, log: Logger, audit: AuditLog,
 ): void {
   const admin = requireRole(auth, ['Admin']);
-  router.get('/projections', admin, (koa) => {
-    koa.body = { projections: service.list().map((p) => ({ name: p.name, source_model: p.sourceModel })) };
+  router.get('/projections', admin, async (koa) => {
+    // Beside the specification's fields: `status` ('ready' or 'building') and a build's progress (ADR 021).
+    const states = await service.states();
+    koa.body = {
+      projections: service.list().map((p) => {
+        const state = states.get(p.name);
+        return { name: p.name, source_model: p.sourceModel, status: state?.status ?? 'ready', ...(state?.build ? { build: state.build } : {}) };
+      }),
+    };
   });
   router.post('/projections/rebuild', admin, async (koa) => {
     const entry = (result: object): AuditEntryInput => ({

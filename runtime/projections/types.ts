@@ -33,11 +33,27 @@ export interface RefreshStats {
   readonly lastRefreshAt: string | null;
 }
 
+/** Where a built-in projection stands: ready, or built in the background (ADR 021). */
+export interface ProjectionState {
+  readonly status: 'ready' | 'building';
+  /** Null when ready. `done`: base rows walked; `estimatedTotal`: the base table's planner estimate at the start of the build. */
+  readonly build: {
+    readonly phase: 'rows' | 'orphans';
+    readonly done: number;
+    readonly estimatedTotal: number | null;
+    readonly startedAt: string | null;
+  } | null;
+}
+
 export interface ProjectionService {
   list(): readonly ProjectionInfo[];
   /** Built-in projection of a model, by model name. */
   tableOf(model: string): TableProjection | undefined;
   stats(): RefreshStats;
+  /** The state of every built-in projection, by projection name (one indexed read; ready ones from memory). */
+  states(): Promise<ReadonlyMap<string, ProjectionState>>;
+  /** Resolves when the model's built-in projection is ready; else throws 503 UNAVAILABLE saying it is being built. */
+  assertReady(model: string): Promise<void>;
 }
 
 /** A built-in projection's table and columns (all text). */

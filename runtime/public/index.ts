@@ -31,6 +31,7 @@ export const publicRead = defineCapability({
         hint(koa.params.model ?? '');
         throw notFound();
       }
+      await ctx.services.projections.assertReady(model.model); // a projection being built answers 503, not partial rows
       const query = publicQuery(model, filtersOf(model, koa.query), clampLimit(koa.query.limit));
       koa.body = { items: await ctx.readDb.manyOrNone(query) };
     });

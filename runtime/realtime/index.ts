@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { newId } from '../ids.ts';
+import { newestMigration } from '../db/index.ts';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
 import type { RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
@@ -28,7 +29,7 @@ export const realtime = defineCapability({
   async init(ctx) {
     const config = ctx.config.realtime;
     const instanceId = newId();
-    const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE);
+    const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE, newestMigration(ctx.migrations));
     const tier = new RealtimeTier(instanceId, await transportOf(ctx), presence, ctx.log);
     await tier.start();
     ctx.services.realtime = tier;

@@ -52,10 +52,15 @@ function goneEverywhere(ttlMs: number, except: string[]): Sql {
        and p.instance_id <> all(${sql.value(except, 'text[]')}) and ${alive(ttlMs)})`;
 }
 
-export function createPgPresence(db: Db, instanceId: string, ttlMs: number): PresenceStore {
+/**
+ * `schemaMigration`: the newest schema migration of this build, for the
+ * migration runner's contract gate (runtime/db/migrate/gate.ts).
+ */
+export function createPgPresence(db: Db, instanceId: string, ttlMs: number, schemaMigration: string | null = null): PresenceStore {
   const register = async () => {
     await db.none(compile(sql`
-      insert into svc_realtime_instances (instance_id) values (${sql.value(instanceId)})
+      insert into svc_realtime_instances (instance_id, schema_migration, ttl_ms)
+       values (${sql.value(instanceId)}, ${sql.value(schemaMigration)}, ${sql.value(ttlMs, 'int')})
        on conflict (instance_id) do update set seen_at = now()`));
   };
   return {

@@ -138,7 +138,7 @@ export async function mountService(definition: ServiceDefinition, options: Mount
   };
   try {
     const ordered = orderCapabilities(CAPABILITIES);
-    const applied = await migrate(database.direct, migrationSets(root));
+    const applied = await migrate(database.direct, migrationSets(root), { log });
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     const { base, app, upgrades } = assemble(definition, config, log, root, database, server);
     const services: Partial<Services> = {};

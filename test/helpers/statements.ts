@@ -61,3 +61,38 @@ export function recordStatements(server: Server): StatementRecorder {
     },
   };
 }
+
+export interface SentStatement {
+  /** As sent: parameterised text, or text pg-promise formatted with its values inlined. */
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+/**
+ * Every statement any pg client of this process sends (requests, start-up,
+ * background work alike) until `stop`: for a window where the test controls
+ * what runs, such as a start (a count of what a start sends) or a whole
+ * scenario whose statements are then EXPLAINed.
+ */
+export function captureStatements(): { readonly sent: readonly SentStatement[]; stop(): void } {
+  const require = createRequire(import.meta.url);
+  const clients = new Set([pg.Client, (require(createRequire(require.resolve('pg-promise')).resolve('pg')) as typeof pg).Client]);
+  const originals = new Map<typeof pg.Client, (...args: unknown[]) => unknown>();
+  const sent: SentStatement[] = [];
+  for (const Client of clients) {
+    const original = Client.prototype.query as (...args: unknown[]) => unknown;
+    originals.set(Client, original);
+    Client.prototype.query = function query(this: unknown, ...args: unknown[]) {
+      const first = args[0] as string | { text?: string; values?: unknown[] };
+      if (typeof first === 'string') sent.push({ text: first, values: Array.isArray(args[1]) ? args[1] : [] });
+      else if (first?.text) sent.push({ text: first.text, values: first.values ?? [] });
+      return original.apply(this, args);
+    } as typeof Client.prototype.query;
+  }
+  return {
+    sent,
+    stop() {
+      for (const [Client, original] of originals) Client.prototype.query = original as typeof Client.prototype.query;
+    },
+  };
+}

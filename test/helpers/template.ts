@@ -48,7 +48,7 @@ const exists = async (c: pg.Client, name: string) =>
 /** Migrates a database through a connection of its own, closed before the template is cloned. */
 async function migrateDatabase(url: string, dir: string): Promise<void> {
   const { default: pgPromise } = await import('../../runtime/db/pg-promise.ts');
-  const { migrate } = await import('../../runtime/db/migrate.ts');
+  const { migrate } = await import('../../runtime/db/migrate/index.ts');
   const { migrationSets } = await import('../../runtime/service/start.ts');
   const db = pgPromise({ noWarnings: true })({ connectionString: url, max: 1 });
   try {

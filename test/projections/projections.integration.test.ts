@@ -23,9 +23,9 @@ describe('built-in projections', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       projections: [
-        { name: 'product_projection', source_model: 'Product' },
-        { name: 'secret_projection', source_model: 'Secret' },
-        { name: 'vendor_projection', source_model: 'Vendor' },
+        { name: 'product_projection', source_model: 'Product', status: 'ready' },
+        { name: 'secret_projection', source_model: 'Secret', status: 'ready' },
+        { name: 'vendor_projection', source_model: 'Vendor', status: 'ready' },
       ],
     });
   });
@@ -103,7 +103,7 @@ describe('startup synchronisation and projection schema', () => {
                           (select count(*) from (select id, name from product_projection
                              except select id, name from product where deleted_at is null) b)::int as extra`;
 
-  it('a change missed while no listener ran is reconciled at the next start, without the event log', async () => {
+  it('with SVC_PROJECTION_SYNC=always, changes made behind the service\'s back are reconciled at the next start, without the event log', async () => {
     svc = await startCatalog({ database, env: { SVC_HISTORY_POLICY: 'off' } });
     const w = writer(svc.ctx);
     const kept = await w.create('Product', { name: 'Kept' });
@@ -120,7 +120,7 @@ describe('startup synchronisation and projection schema', () => {
     await sql(`insert into product_projection (id, name) values ('01GHOST', 'ghost')`);
     expect(await sql('select count(*)::int as n from svc_events')).toEqual([{ n: 0 }]);
 
-    svc = await startCatalog({ database, env: { SVC_HISTORY_POLICY: 'off' } });
+    svc = await startCatalog({ database, env: { SVC_HISTORY_POLICY: 'off', SVC_PROJECTION_SYNC: 'always' } });
     expect(await svc.ctx.db.one(compare)).toEqual({ missing: 0, extra: 0 });
     const names = await svc.ctx.db.map('select name from product_projection order by name', [], (r) => r.name);
     expect(names).toEqual(['Kept', 'New name', 'Out of band']);

@@ -41,7 +41,8 @@ describe('GET /public/records/{model}', () => {
     await w.lifecycle('Product', ids.trashed, 'Deleted');
     await svc.close();
     svc = null;
-    svc = await startCatalog({ env: ENV, database }); // startup sync picks up the bulk rows
+    // Rows written behind the service's back: the resync mode copies them at start (ADR 021).
+    svc = await startCatalog({ env: { ...ENV, SVC_PROJECTION_SYNC: 'always' }, database });
   });
   afterAll(async () => {
     await svc?.close();

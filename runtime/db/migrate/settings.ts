@@ -1,0 +1,50 @@
+/**
+ * The runner's knobs, from the environment (docs/operations.md, "Running
+ * migrations"). Read by the runner itself: it also runs without a service
+ * config (`svc-gen migrate`, the tests' template databases).
+ */
+import { MigrationError } from './errors.ts';
+
+export interface MigrateSettings {
+  /** SVC_MIGRATE_LOCK_TIMEOUT_MS: the longest a step waits for a lock, and so the longest it queues clients behind it. */
+  readonly lockTimeoutMs: number;
+  /** SVC_MIGRATE_STATEMENT_TIMEOUT_MS: a transactional step's statement timeout. */
+  readonly statementTimeoutMs: number;
+  /** SVC_MIGRATE_DEADLINE_SECS: how long a step keeps retrying a lock it does not get. */
+  readonly deadlineSecs: number;
+  /** SVC_MIGRATE_BATCH_ROWS: rows per backfill transaction. */
+  readonly batchRows: number;
+  /** SVC_MIGRATE_BATCH_PAUSE_MS: pause between backfill batches. */
+  readonly batchPauseMs: number;
+}
+
+export const DEFAULT_SETTINGS: MigrateSettings = {
+  lockTimeoutMs: 100,
+  statementTimeoutMs: 15_000,
+  deadlineSecs: 600,
+  batchRows: 10_000,
+  batchPauseMs: 20,
+};
+
+const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: number, max: number]> = {
+  lockTimeoutMs: ['SVC_MIGRATE_LOCK_TIMEOUT_MS', 1, 600_000],
+  statementTimeoutMs: ['SVC_MIGRATE_STATEMENT_TIMEOUT_MS', 0, 86_400_000],
+  deadlineSecs: ['SVC_MIGRATE_DEADLINE_SECS', 0, 86_400],
+  batchRows: ['SVC_MIGRATE_BATCH_ROWS', 1, 1_000_000],
+  batchPauseMs: ['SVC_MIGRATE_BATCH_PAUSE_MS', 0, 60_000],
+};
+
+/** The settings in `env`, defaults for unset ones; a malformed value throws with the variable's name. */
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): MigrateSettings {
+  const settings: Record<string, number> = { ...DEFAULT_SETTINGS };
+  for (const [key, [name, min, max]] of Object.entries(VARIABLES)) {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') continue;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new MigrationError(`${name}=${raw}: expected an integer from ${min} to ${max}`);
+    }
+    settings[key] = value;
+  }
+  return settings as unknown as MigrateSettings;
+}
