@@ -11,6 +11,9 @@ import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldCounts } from '../../runtime/jobs/counts.ts';
+import { pruneBatch } from '../../runtime/jobs/retention.ts';
+import { TenantScope } from '../../runtime/tenancy/index.ts';
+import { listRuns } from '../../runtime/workflows/store.ts';
 import type { TestService } from '../helpers/service.ts';
 import { startRecordsService } from '../records/helpers.ts';
 
@@ -112,8 +115,18 @@ beforeAll(async () => {
            case when k % 20 = 0 then 'queued' when k % 20 = 10 then 'dead' else 'succeeded' end, 't' || i % 200,
            now() - (20000 - i) * interval '4.5 seconds', now() - (20000 - i) * interval '4.5 seconds'
       from generate_series(1, 20000) i, lateral (select i / 200 as k) n`);
+  // Media: 20,000 uploads of 200 tenants, each with its own bytes.
+  await db.none(`insert into svc_media_blobs (tenant_id, sha256, size, storage_key, refcount)
+    select 't' || i % 200, md5(i::text) || md5((i + 1)::text), 10, 'k' || i, 1 from generate_series(1, 20000) i`);
+  await db.none(`insert into svc_media (id, tenant_id, owner_kind, owner_id, filename, content_type, size, sha256, status)
+    select 'm' || lpad(i::text, 7, '0'), 't' || i % 200, 'user', 'u', 'f.txt', 'text/plain', 10, md5(i::text) || md5((i + 1)::text), 'committed'
+      from generate_series(1, 20000) i`);
+  // Workflow runs: 20,000 of 200 tenants and 2 workflows, 5% failed.
+  await db.none(`insert into svc_workflow_runs (id, workflow, definition, status, tenant_id, trigger)
+    select 'r' || lpad(i::text, 7, '0'), 'w' || i % 2, '{}', case when (i / 200) % 20 = 5 then 'failed' else 'succeeded' end,
+           't' || i % 200, '{"kind": "manual"}' from generate_series(1, 20000) i`);
   await foldCounts(db);
-  await db.none('analyze company; analyze svc_audit; analyze svc_jobs; analyze svc_job_counts; analyze svc_job_count_deltas');
+  await db.none('analyze company; analyze svc_audit; analyze svc_jobs; analyze svc_job_counts; analyze svc_job_count_deltas; analyze svc_media; analyze svc_media_blobs; analyze svc_workflow_runs');
 }, 120_000);
 afterAll(() => service?.close());
 
@@ -136,13 +149,50 @@ describe('hot statements reach their rows through an index', { timeout: 60_000 }
     ['?entityType=Contact&entityId=e11', 'svc_audit_entity'],
     ['?actorId=actor-3', 'svc_audit_actor'],
     ['?outcome=denied', 'svc_audit_unsuccessful'],
+    ['?action=auth.login', 'svc_audit_action'],
+    ['?entityType=Projection', 'svc_audit_entity_type'],
+    [`?from=${new Date(Date.now() - 30 * 86_400_000).toISOString()}`, 'svc_audit_tenant_time'],
   ])('/audit/logs%s through %s', async (query, index) => {
     const statement = await statementOf(`/audit/logs${query}`, /from svc_audit a where/);
     expectIndex(await planOf(statement), 'svc_audit', index);
   });
 
-  it('/jobs/stats reads the tenant\'s counters through their key', async () => {
-    const statement = await statementOf('/jobs/stats', /svc_job_counts/, 'Admin');
-    expectIndex(await planOf(statement), 'svc_job_counts', 'svc_job_counts_key');
+  it('/audit/statistics reads the tenant\'s entries of the range only', async () => {
+    const statement = await statementOf('/audit/statistics', /from svc_audit a where/);
+    expectIndex(await planOf(statement), 'svc_audit', 'svc_audit_tenant_time');
+  });
+
+  it('/jobs/stats reads the tenant\'s counters through their key, and its oldest queued job first', async () => {
+    const statement = await statementOf('/jobs/stats', /as by_queue/, 'Admin');
+    const plan = await planOf(statement);
+    expectIndex(plan, 'svc_job_counts', 'svc_job_counts_key');
+    expectIndex(plan, 'svc_jobs', 'svc_jobs_queued_since');
+  });
+
+  it.each([
+    ['', 'svc_jobs_tenant_recent'],
+    ['?status=dead', 'svc_jobs_tenant_status'],
+  ])('/jobs/recent%s through %s', async (query, index) => {
+    const statement = await statementOf(`/jobs/recent${query}`, /as updated_at from svc_jobs/, 'Admin');
+    expectIndex(await planOf(statement), 'svc_jobs', index);
+  });
+
+  it('a media record finds its bytes by content hash, not by reading every blob', async () => {
+    const statement = await statementOf('/media/m0000207/metadata', /left join svc_media_blobs b[\s\S]*where m\.id = /);
+    const plan = await planOf(statement);
+    expectIndex(plan, 'svc_media', 'svc_media_pkey');
+    expectIndex(plan, 'svc_media_blobs', 'svc_media_blobs_sha256');
+  });
+
+  it('GET /workflows/runs?status= reads the scope\'s runs of that status only', async () => {
+    const captured = await capture(/from svc_workflow_runs where[\s\S]*order by id desc/, () =>
+      listRuns(service.ctx.db, TenantScope.of(TENANT), { workflows: ['w0', 'w1'], status: 'failed', limit: 20, before: null }));
+    expect(captured).toHaveLength(1);
+    expectIndex(await planOf(captured[0]), 'svc_workflow_runs', 'svc_workflow_runs_status');
+  });
+
+  it('the retention batch reads only finished jobs of its status, oldest first', async () => {
+    expectIndex(await planOf(pruneBatch('succeeded', 24 * 3600, 1000)), 'svc_jobs', 'svc_jobs_finished');
+    expectIndex(await planOf(pruneBatch('dead', 30 * 86_400, 1000)), 'svc_jobs', 'svc_jobs_finished');
   });
 });
