@@ -6,7 +6,7 @@
  * seconds' worth of writes. A count is the counters plus the deltas, summed in
  * one statement: one snapshot, exact, whatever the number of jobs.
  */
-import type { Db } from '../db/index.ts';
+import { untimed, type Db } from '../db/index.ts';
 import { LOCK_KEYS } from '../db/locks.ts';
 import { periodic, type Periodic } from '../core/periodic.ts';
 import type { Logger } from '../log/index.ts';
@@ -31,6 +31,9 @@ const DROP_ZEROS = compile(sql`delete from svc_job_counts where n = 0`);
 
 export async function foldCounts(db: Db): Promise<void> {
   await db.tx('svc-job-counts-fold', async (t) => {
+    // Deltas are a few seconds of writes, except after writes with no instance running
+    // (a bulk load): then the first fold takes what it takes, blocking only the next fold.
+    await untimed(t);
     for (const statement of [LOCK, FOLD, DROP_ZEROS]) await t.any(statement.text, statement.values);
   });
 }

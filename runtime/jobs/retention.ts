@@ -11,7 +11,8 @@
  *
  * What a deletion ends: `GET /jobs/{id}` answers 404, an `idempotencyKey` may
  * be used again, and a workflow step still waiting for the job reads it as gone.
- * The job's events stay in the event log under its own policy (SVC_HISTORY_POLICY).
+ * The job's events stay in the event log: runtime streams are kept whatever
+ * SVC_HISTORY_POLICY says (docs/operations.md, retention).
  */
 import type { Db } from '../db/index.ts';
 import { LOCK_KEYS } from '../db/locks.ts';
