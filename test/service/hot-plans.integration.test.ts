@@ -150,6 +150,7 @@ describe('hot statements reach their rows through an index', { timeout: 60_000 }
     ['?actorId=actor-3', 'svc_audit_actor'],
     ['?outcome=denied', 'svc_audit_unsuccessful'],
     ['?action=auth.login', 'svc_audit_action'],
+    ['?action=never.written', 'svc_audit_action'],
     ['?entityType=Projection', 'svc_audit_entity_type'],
     [`?from=${new Date(Date.now() - 30 * 86_400_000).toISOString()}`, 'svc_audit_tenant_time'],
   ])('/audit/logs%s through %s', async (query, index) => {
