@@ -146,7 +146,8 @@ describe('hot statements reach their rows through an index', { timeout: 60_000 }
 
   it.each([
     ['', 'svc_audit_tenant_id'],
-    ['?entityType=Contact&entityId=e11', 'svc_audit_entity'],
+    ['?entityType=Contact&entityId=e11', 'svc_audit_entity_id'],
+    ['?entityId=e11', 'svc_audit_entity_id'],
     ['?actorId=actor-3', 'svc_audit_actor'],
     ['?outcome=denied', 'svc_audit_unsuccessful'],
     ['?action=auth.login', 'svc_audit_action'],
