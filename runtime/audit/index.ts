@@ -81,7 +81,7 @@ export const audit = defineCapability({
     if (policy !== 'off') ctx.observeErrors(deniedAttempts(log));
     ctx.services.openapi.add(AUDIT_PATHS);
     if (retainDays === null) return;
-    return startSweep(ctx.db, retainDays, ctx.log);
+    return startSweep(ctx.db, retainDays, ctx.log, (rows) => log.pruned(rows));
   },
 });
 
@@ -101,11 +101,12 @@ export const auditRoutes = defineCapability({
 });
 
 /** Retention at start, then hourly, on one instance per hour (core/periodic.ts). */
-function startSweep(db: Db, retainDays: number, log: Logger) {
+function startSweep(db: Db, retainDays: number, log: Logger, report: (rows: number) => void) {
   return periodic(db, log, {
     name: 'audit-retention', everyMs: AUDIT_SWEEP_MS, lockKey: LOCK_KEYS.periodicAuditRetention,
     async run() {
       const pruned = await pruneAudit(db, retainDays);
+      report(pruned);
       if (pruned > 0) log.info({ pruned, retainDays }, 'audit retention sweep');
     },
   });

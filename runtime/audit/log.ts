@@ -68,7 +68,8 @@ function redacted(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, SECRET_KEYS.test(key) ? REDACTED : redacted(v)]));
 }
 
-export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): AuditLog {
+/** The audit log, and `pruned(rows)` for the capability's retention sweep to report what it deleted. */
+export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): AuditLog & { pruned(rows: number): void } {
   const full = options.policy === 'full';
   const off = options.policy === 'off';
 
@@ -101,8 +102,19 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
     }
   };
 
+  const pruned = new Set<(rows: number) => void>();
+  let prunedSoFar = 0;
   return {
     policy: options.policy,
+    onPruned(listener) {
+      // A sweep may end before a listener starts (the first runs at start): it hears of that one at once.
+      pruned.add(listener);
+      if (prunedSoFar > 0) listener(prunedSoFar);
+    },
+    pruned(rows: number) {
+      prunedSoFar += rows;
+      for (const listener of pruned) listener(rows);
+    },
     async record(t, entries) {
       if (off) return;
       const list = Array.isArray(entries) ? entries : [entries as AuditEntryInput];

@@ -34,7 +34,7 @@ export const AUDIT_PATHS: PathsContribution = {
       total: int, byAction: counts, byOutcome: counts,
       byEntityType: { type: 'array', items: obj({ entityType: str, count: int }) },
       topActors: { type: 'array', items: obj({ actorId: strOrNull, count: int, lastAt: timestamp }) },
-      range: obj({ from: strOrNull, to: strOrNull }),
+      range: obj({ from: str, to: str }),
     }) }, ...errors(400, 401, 403) },
   }) },
 };

@@ -55,10 +55,17 @@ const LAST_AT = sql.raw(isoUtcSql('last_at'));
 export async function pageEntries(db: Db, scope: TenantScope, filter: AuditFilter, page: PageRequest): Promise<AuditPage> {
   const where = conditions(scope, filter);
   if (page.before !== undefined) where.push(sql`a.id < ${sql.value(page.before.toString(), 'bigint')}`);
+  // The page's ids first, then its rows by primary key (ADR 022): selecting ids only, the
+  // filter's index (`tenant_id, action, id`, ...) is an index-only walk that the planner
+  // prices right; selecting every column, it walked the primary key backwards through
+  // every tenant's entries when it misjudged how soon matches come (a filter matching none).
   const rows = await db.manyOrNone(scoped(scope, sql`
     select a.id::text as id, ${OCCURRED_AT} as occurred_at, a.tenant_id, a.actor_kind, a.actor_id, a.actor_role,
            a.action, a.entity_type, a.entity_id, a.event_id, a.outcome, a.changes, a.ip, a.user_agent, a.request_id
-      from svc_audit a where ${sql.join(where, ' and ')} order by a.id desc limit ${sql.value(page.limit + 1, 'int')}`));
+      from svc_audit a
+     where a.id = any(array(select a.id from svc_audit a where ${sql.join(where, ' and ')}
+                             order by a.id desc limit ${sql.value(page.limit + 1, 'int')}))
+     order by a.id desc`));
   const items = rows.slice(0, page.limit).map(toEntry);
   const more = rows.length > page.limit;
   return { items, nextCursor: more ? encodeCursor(BigInt(items[items.length - 1].id)) : null };
@@ -88,13 +95,17 @@ export interface AuditStatistics {
   readonly byOutcome: Record<string, number>;
   readonly byEntityType: Array<{ entityType: string; count: number }>;
   readonly topActors: Array<{ actorId: string; count: number; lastAt: string }>;
-  readonly range: { from: string | null; to: string | null };
+  readonly range: { from: string; to: string };
 }
 
 const TOP_ACTORS = 10;
 
-/** Every figure from one statement: one snapshot, so the parts add up. */
-export async function statistics(db: Db, scope: TenantScope, range: { from?: Date; to?: Date }): Promise<AuditStatistics> {
+/**
+ * Every figure from one statement: one snapshot, so the parts add up. The
+ * range is bounded (routes.ts), and svc_audit_tenant_time (tenant_id,
+ * occurred_at) reads the scope's entries of the range and no others.
+ */
+export async function statistics(db: Db, scope: TenantScope, range: { from: Date; to: Date }): Promise<AuditStatistics> {
   const where = sql.join(conditions(scope, range), ' and ');
   const row = await db.one(scoped(scope, sql`
      with e as materialized (select a.action, a.outcome, a.entity_type, a.actor_id, a.occurred_at from svc_audit a where ${where})
@@ -112,7 +123,7 @@ export async function statistics(db: Db, scope: TenantScope, range: { from?: Dat
     byOutcome: row.by_outcome,
     byEntityType: row.by_entity_type,
     topActors: row.top_actors,
-    range: { from: range.from?.toISOString() ?? null, to: range.to?.toISOString() ?? null },
+    range: { from: range.from.toISOString(), to: range.to.toISOString() },
   };
 }
 

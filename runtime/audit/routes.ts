@@ -15,6 +15,11 @@ import { decodeCursor, pageEntries, statistics, type AuditFilter, type PageReque
 import { OUTCOMES } from './types.ts';
 
 export const DEFAULT_LIMIT = 50;
+/** /audit/statistics without `from` covers this many days up to `to` (ADR 022). */
+export const STATISTICS_DEFAULT_DAYS = 30;
+/** The longest range /audit/statistics reads: its cost follows the entries in range, so the range is bounded. */
+export const STATISTICS_MAX_DAYS = 92;
+const DAY_MS = 86_400_000;
 export const MAX_LIMIT = 200;
 const READERS: readonly string[] = ['Admin', 'Manager'];
 
@@ -56,7 +61,7 @@ export function mountAuditRoutes(router: Router, options: AuditRouteOptions): vo
 
   router.get('/audit/statistics', async (koa) => {
     const principal = await reader(koa);
-    const range = { from: timeOf(koa, 'from'), to: timeOf(koa, 'to') };
+    const range = statisticsRange(timeOf(koa, 'from'), timeOf(koa, 'to'), new Date());
     koa.set('Cache-Control', 'no-store');
     koa.body = await statistics(db, scopeOf(koa, principal), range);
   });
@@ -80,6 +85,20 @@ function timeOf(koa: Koa.Context, name: string): Date | undefined {
   const time = new Date(value);
   if (Number.isNaN(time.getTime())) throw badRequest(`${name} must be an ISO 8601 timestamp`, { field: name });
   return time;
+}
+
+/**
+ * The statistics' range: `to` defaults to now, `from` to STATISTICS_DEFAULT_DAYS
+ * before `to`; a range longer than STATISTICS_MAX_DAYS, or reversed, is 400.
+ */
+export function statisticsRange(from: Date | undefined, to: Date | undefined, now: Date): { from: Date; to: Date } {
+  const end = to ?? now;
+  const start = from ?? new Date(end.getTime() - STATISTICS_DEFAULT_DAYS * DAY_MS);
+  if (start > end) throw badRequest('from must not be after to', { field: 'from' });
+  if (end.getTime() - start.getTime() > STATISTICS_MAX_DAYS * DAY_MS) {
+    throw badRequest(`from and to must lie at most ${STATISTICS_MAX_DAYS} days apart`, { field: from ? 'from' : 'to' });
+  }
+  return { from: start, to: end };
 }
 
 function filterOf(koa: Koa.Context): AuditFilter {

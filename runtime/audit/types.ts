@@ -97,6 +97,8 @@ export interface AuditLog {
   denied(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;
   failed(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;
   requestOf(koa: Koa.Context): AuditRequest;
+  /** Calls `listener` with the entries each retention sweep of this instance deletes (metrics), first with those deleted so far. */
+  onPruned(listener: (rows: number) => void): void;
 }
 
 export const SYSTEM_ACTOR: AuditActor = { kind: 'system', id: null, role: null };

@@ -103,7 +103,13 @@ export interface Config {
     readonly windowSecs: number;
     readonly trustForwardedFor: boolean;
   };
-  readonly jobs: { readonly reclaimIntervalSecs: number };
+  readonly jobs: {
+    readonly reclaimIntervalSecs: number;
+    /** SVC_JOB_RETAIN_SUCCEEDED_HOURS: succeeded jobs are deleted this long after they finished. */
+    readonly retainSucceededHours: number;
+    /** SVC_JOB_RETAIN_DEAD_DAYS: dead jobs are deleted this long after they died. */
+    readonly retainDeadDays: number;
+  };
   /** Actions (CONTRACT section 11): writes deeper than maxDepth automated hops enqueue no further action. */
   readonly actions: { readonly maxDepth: number };
   readonly workflows: WorkflowsConfig;
@@ -197,6 +203,11 @@ export interface GraphQLLimits {
   readonly maxResponseBytes: number;
   /** Live subscriptions on one graphql-ws socket. */
   readonly maxSubscriptionsPerSocket: number;
+  /**
+   * SVC_GRAPHQL_EXACT_COUNT_LIMIT: `paginatedRecords.totalCount` is counted exactly up to this many rows;
+   * beyond it the planner's estimate is returned with `totalCountIsEstimate: true`.
+   */
+  readonly exactCountLimit: number;
 }
 
 /** Used only outside production when JWT_SECRET is unset; a warning is logged. */
@@ -257,7 +268,11 @@ export function loadConfig(env: Env = process.env): Config {
       windowSecs: r.int('RATE_LIMIT_WINDOW_SECS', 60, 1, 86_400),
       trustForwardedFor: r.bool('SVC_TRUST_X_FORWARDED_FOR', true),
     },
-    jobs: { reclaimIntervalSecs: r.number('SVC_JOB_RECLAIM_INTERVAL', 30, 0.05, 86_400) },
+    jobs: {
+      reclaimIntervalSecs: r.number('SVC_JOB_RECLAIM_INTERVAL', 30, 0.05, 86_400),
+      retainSucceededHours: r.number('SVC_JOB_RETAIN_SUCCEEDED_HOURS', 24, 0.01, 87_600),
+      retainDeadDays: r.number('SVC_JOB_RETAIN_DEAD_DAYS', 30, 0.01, 36_500),
+    },
     actions: { maxDepth: r.int('SVC_ACTION_MAX_DEPTH', 3, 0, 100) },
     workflows: readWorkflows(r),
     publicRead: readPublicRead(env, r),
@@ -291,6 +306,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: r.int('SVC_GRAPHQL_TIMEOUT_MS', 15_000, 10, 3_600_000),
       maxResponseBytes: r.int('SVC_GRAPHQL_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       maxSubscriptionsPerSocket: r.int('SVC_GRAPHQL_MAX_SUBSCRIPTIONS', 100, 1, 100_000),
+      exactCountLimit: r.int('SVC_GRAPHQL_EXACT_COUNT_LIMIT', 10_000, 1, 10_000_000),
     },
     maxPreparedStatements: r.int('SVC_DB_MAX_PREPARED_STATEMENTS', 200, 0, 100_000),
     http,

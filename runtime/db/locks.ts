@@ -23,12 +23,18 @@ export const LOCK_KEYS = {
   projectionIndexes: 7_305_648_312_030,
   /** Each batch of the audit retention sweep (audit/retention.ts). */
   auditRetention: 7_305_648_312_012,
+  /** Each batch of the job retention sweep (jobs/retention.ts). */
+  jobRetention: 7_305_648_312_041,
+  /** Each fold of the job count deltas into the counters (jobs/counts.ts), and the truncate trigger of jobs migration 0004. */
+  jobCountsFold: 7_305_648_312_042,
   /** Periodic tasks' tick claims (core/periodic.ts), one key each. */
   periodicAuditRetention: 7_305_648_312_020,
   periodicJobsReclaim: 7_305_648_312_021,
   periodicMediaSweep: 7_305_648_312_022,
   periodicHistorySweep: 7_305_648_312_023,
   periodicLoginThrottleSweep: 7_305_648_312_031,
+  periodicJobRetention: 7_305_648_312_043,
+  periodicJobCountsFold: 7_305_648_312_044,
 } as const;
 
 /** The class (first int) of durable feed consumers' two-int keys; the second is hashtext(consumer name). */

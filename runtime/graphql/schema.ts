@@ -59,7 +59,7 @@ export function createSchema(services: SchemaServices): GraphQLSchema {
       record: (_: unknown, a: Args, c: GraphQLContext) => records.get(c.caller, a.model, a.id, a.include),
       records: (_: unknown, a: Args, c: GraphQLContext) => records.list(c.caller, a.model, a),
       paginatedRecords: (_: unknown, a: Args, c: GraphQLContext, info?: GraphQLResolveInfo) =>
-        records.page(c.caller, a.model, { ...a, withTotal: selects(info, 'totalCount') }),
+        records.page(c.caller, a.model, { ...a, withTotal: selects(info, 'totalCount') || selects(info, 'totalCountIsEstimate') }),
       deletedRecords: (_: unknown, a: Args, c: GraphQLContext) => records.deleted(c.caller, a.model, a),
       recordHistory: (_: unknown, a: Args, c: GraphQLContext) =>
         (services.streams.has(a.model) ? streamHistory(services.streams, c.caller, a.model, a.id) : records.history(c.caller, a.model, a.id)),

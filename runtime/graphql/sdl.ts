@@ -12,7 +12,10 @@ type Query {
 
 type RecordPage {
   items: [JSON!]!
+  "Exact up to SVC_GRAPHQL_EXACT_COUNT_LIMIT (default 10000) matching rows; beyond it the planner's estimate."
   totalCount: Int!
+  "True when totalCount is an estimate (more rows match than the exact-count bound)."
+  totalCountIsEstimate: Boolean!
   pageInfo: PageInfo!
 }
 

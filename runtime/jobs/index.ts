@@ -1,7 +1,8 @@
 /**
  * The durable job queue: app plane (enqueue, poll), worker plane (lease,
  * heartbeat, progress, complete, fail), admin plane (worker tokens, stats,
- * recent), the reclaim sweep, and `ctx.services.jobs` for other capabilities.
+ * recent), the reclaim sweep, the retention sweep (retention.ts), the fold of
+ * the job counters (counts.ts), and `ctx.services.jobs` for other capabilities.
  */
 import { fileURLToPath } from 'node:url';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
@@ -11,6 +12,8 @@ import { badRequest } from '../http/errors.ts';
 import { authenticateWorker, heldJob } from './workers.ts';
 import { internalStatements } from './plane.ts';
 import { reclaimExpired, startReclaimer } from './reclaim.ts';
+import { startFold } from './counts.ts';
+import { startJobRetention } from './retention.ts';
 import { mountAdminRoutes } from './routes/admin.ts';
 import { mountAppRoutes } from './routes/app.ts';
 import { mountControlRoutes } from './routes/control.ts';
@@ -100,6 +103,17 @@ export const jobs = defineCapability({
     });
     mountAppRoutes(ctx.router, auth, queue, ctx.services.audit);
     const stopReclaimer = startReclaimer(ctx.db, events, ctx.log, ctx.config.jobs.reclaimIntervalSecs);
-    return { stop: stopReclaimer };
+    const fold = startFold(ctx.db, ctx.log);
+    const { retainSucceededHours: succeededHours, retainDeadDays: deadDays } = ctx.config.jobs;
+    const { metrics } = ctx.services;
+    const retention = startJobRetention(ctx.db, ctx.log, { succeededHours, deadDays }, (deleted) => {
+      metrics.observeJobsDeleted('succeeded', deleted.succeeded);
+      metrics.observeJobsDeleted('dead', deleted.dead);
+    });
+    return {
+      async stop() {
+        await Promise.all([stopReclaimer(), fold.stop(), retention.stop()]);
+      },
+    };
   },
 });

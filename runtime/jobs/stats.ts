@@ -8,7 +8,8 @@ import { clampInt } from './input.ts';
 import { JOB_STATUSES, type JobStatus } from './types.ts';
 import type { TenantScope } from '../tenancy/index.ts';
 import { isoUtcSql } from '../db/index.ts';
-import { compile, sql, type Sql } from '../sql/index.ts';
+import { compile, sql } from '../sql/index.ts';
+import { countsWhere } from './counts.ts';
 
 export interface JobStats {
   readonly byStatus: Record<JobStatus, number>;
@@ -17,20 +18,22 @@ export interface JobStats {
   readonly oldestQueuedSeconds: number;
 }
 
-const STATS = (scoped: Sql) => sql`
-  with scoped as (
-    select queue, status, created_at from svc_jobs where ${scoped}
-  ), grouped as (
-    select queue, status, count(*)::int as count from scoped group by queue, status
-  )
+/**
+ * Counts from the maintained counters (counts.ts), never from the jobs
+ * themselves; the oldest queued job through svc_jobs_queued_since (the
+ * scope's queued jobs by age: its first entry). One statement: one snapshot,
+ * the database's clock.
+ */
+const STATS = (scope: TenantScope) => sql`
+  with grouped as (${countsWhere(scope.predicate(null))})
   select
     coalesce((select json_agg(json_build_object('queue', queue, 'status', status, 'count', count)
                               order by queue, status) from grouped), '[]'::json) as by_queue,
-    coalesce((select extract(epoch from now() - min(created_at)) from scoped where status = 'queued'), 0)::float8
-      as oldest`;
+    coalesce((select extract(epoch from now() - min(created_at)) from svc_jobs
+               where ${scope.predicate(null)} and status = 'queued'), 0)::float8 as oldest`;
 
 export async function jobStats(db: Db, scope: TenantScope): Promise<JobStats> {
-  const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(compile(STATS(scope.predicate(null)), { scope }));
+  const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(compile(STATS(scope), { scope }));
   const byStatus = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
   for (const entry of row.by_queue) byStatus[entry.status] += entry.count;
   return { byStatus, byQueue: row.by_queue, oldestQueuedSeconds: Math.max(0, row.oldest) };

@@ -4,7 +4,8 @@
  * Each service has its own Registry (tests run several services in one
  * process): HTTP requests by matched route pattern (never the raw URL) and
  * status, GraphQL operations by type and outcome, lease-to-complete latency,
- * and gauges read at scrape time (jobs by queue and status in one SQL query,
+ * jobs and audit entries deleted by the retention sweeps, and gauges read at scrape time (jobs by
+ * queue and status from the maintained counters of jobs/counts.ts,
  * realtime connections and channels, the database pool). Process metrics
  * (CPU, memory, event loop, GC) describe the process, not a service: they are
  * collected once per process into a registry of their own, never prom-client's
@@ -24,6 +25,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { HttpError } from '../http/errors.ts';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { compile, sql } from '../sql/index.ts';
+import { countsWhere } from '../jobs/counts.ts';
 
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription' | 'unknown';
 /** `success`: no errors; `error`: executed with errors; `invalid`: refused before execution (parse, validation). */
@@ -35,6 +37,8 @@ export interface Metrics {
   observeGraphql(type: GraphqlOperationType, outcome: GraphqlOutcome, seconds: number | null): void;
   /** A job completed `seconds` after it was leased. */
   observeLeaseToComplete(queue: string, seconds: number): void;
+  /** The job retention sweep deleted `count` jobs of `status`. */
+  observeJobsDeleted(status: 'succeeded' | 'dead', count: number): void;
 }
 
 declare module '../core/capability.ts' {
@@ -58,8 +62,8 @@ const JOBS_BY_QUEUE = compile(sql`
   select case when rank <= ${sql.value(MAX_QUEUE_SERIES)} then queue else ${sql.value(OTHER_QUEUES)} end as queue, status,
          sum(count)::int as count
     from (select queue, status, count, dense_rank() over (order by total desc, queue) as rank
-            from (select queue, status, count(*) as count, sum(count(*)) over (partition by queue) as total
-                    from svc_jobs group by queue, status) as counted) as ranked
+            from (select queue, status, sum(count) as count, sum(sum(count)) over (partition by queue) as total
+                    from (${countsWhere(sql`true`)}) as scopes group by queue, status) as counted) as ranked
    group by 1, 2`);
 
 /**
@@ -93,7 +97,7 @@ function processMetrics(): Registry {
 export const metrics = defineCapability({
   name: 'metrics',
   provides: ['metrics'],
-  requires: ['feed', 'realtime'],
+  requires: ['feed', 'realtime', 'audit'],
   async init(ctx) {
     const registry = new Registry();
     const observer = createMetrics(ctx, registry);
@@ -110,7 +114,7 @@ export const metrics = defineCapability({
   },
 });
 
-function createMetrics(ctx: ServiceContext<'feed' | 'realtime'>, registry: Registry) {
+function createMetrics(ctx: ServiceContext<'feed' | 'realtime' | 'audit'>, registry: Registry) {
   const httpRequests = new Counter({
     name: 'svc_http_requests_total', help: 'HTTP requests by method, matched route pattern and status.',
     labelNames: ['method', 'route', 'status'], registers: [registry],
@@ -151,6 +155,15 @@ function createMetrics(ctx: ServiceContext<'feed' | 'realtime'>, registry: Regis
       for (const row of rows) this.set({ queue: row.queue, status: row.status }, row.count);
     },
   });
+  const jobsDeleted = new Counter({
+    name: 'svc_jobs_deleted_total', help: 'Jobs deleted by the retention sweep (SVC_JOB_RETAIN_*) on this instance, by status.',
+    labelNames: ['status'], registers: [registry],
+  });
+  const auditDeleted = new Counter({
+    name: 'svc_audit_deleted_total', help: 'Audit entries deleted by the retention sweep (SVC_AUDIT_RETAIN_DAYS) on this instance.',
+    registers: [registry],
+  });
+  ctx.services.audit.onPruned((rows) => auditDeleted.inc(rows));
   new Gauge({
     name: 'svc_realtime_connections', help: 'Open realtime WebSocket connections on this instance.',
     registers: [registry],
@@ -191,6 +204,9 @@ function createMetrics(ctx: ServiceContext<'feed' | 'realtime'>, registry: Regis
     },
     observeLeaseToComplete(queue, seconds) {
       leaseToComplete.observe({ queue: latencyQueue(queue) }, Math.max(0, seconds));
+    },
+    observeJobsDeleted(status, count) {
+      jobsDeleted.inc({ status }, count);
     },
   };
   const request = (koa: Koa.Context, seconds: number) => {

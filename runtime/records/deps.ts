@@ -43,6 +43,8 @@ export interface RecordsDeps {
 
 export interface RecordsLimits {
   readonly where: WhereLimits;
+  /** `paginatedRecords.totalCount` is exact up to this many rows, an estimate beyond (SVC_GRAPHQL_EXACT_COUNT_LIMIT). */
+  readonly exactCount: number;
   /** At most this many statement texts are prepared by name on each connection (0: none). */
   readonly maxPreparedStatements: number;
 }

@@ -38,6 +38,8 @@ export interface PageArgs {
 export interface Page {
   readonly items: Row[];
   readonly totalCount: number | null;
+  /** True when `totalCount` is the planner's estimate (more rows than the exact-count bound match). */
+  readonly totalCountIsEstimate: boolean;
   readonly pageInfo: { readonly hasNextPage: boolean; readonly endCursor: string | null };
 }
 
@@ -94,15 +96,36 @@ export async function pageRecords(deps: RecordsDeps, caller: Caller, model: unkn
   const rows = await deps.rows<Row>(deps.readDb, scopedQuery(caller.scope, statement));
   const hasNextPage = rows.length > first;
   const items = hasNextPage ? rows.slice(0, first) : rows;
-  let totalCount: number | null = null;
-  if (args.withTotal !== false) {
-    const count = await deps.rows<{ n: number }>(deps.readDb,
-      scopedQuery(caller.scope, sql`select count(*)::int as n from ${info.table} t where ${filter}`));
-    totalCount = count[0].n;
-  }
+  const total = args.withTotal === false ? null : await countRows(deps, caller.scope, info, filter);
   const endCursor = takeCursor(keys, rows, items.at(-1));
   await loadIncludes(deps, deps.readDb, items, plans, caller);
-  return { items, totalCount, pageInfo: { hasNextPage, endCursor } };
+  return {
+    items, totalCount: total?.count ?? null, totalCountIsEstimate: total?.estimate ?? false, pageInfo: { hasNextPage, endCursor },
+  };
+}
+
+/** GraphQL's Int: an estimate never leaves its range. */
+const MAX_INT = 2_147_483_647;
+
+interface PlanRow {
+  readonly 'QUERY PLAN': ReadonlyArray<{ readonly Plan: { readonly 'Plan Rows': number } }>;
+}
+
+/**
+ * `totalCount` (ADR 022): exact while at most `exactCount` rows match, read
+ * through a `limit` so the count stops there whatever the table holds; above
+ * it, the planner's estimate for the same filtered statement (the scope and
+ * every condition of `where` weigh in), never below the bound it passed.
+ */
+async function countRows(deps: RecordsDeps, scope: TenantScope, info: ModelInfo, filter: Sql) {
+  const bound = deps.limits.exactCount;
+  const [{ n }] = await deps.rows<{ n: number }>(deps.readDb, scopedQuery(scope, sql`
+    select count(*)::int as n from (select 1 from ${info.table} t where ${filter} limit ${sql.value(bound + 1, 'int')}) s`));
+  if (n <= bound) return { count: n, estimate: false };
+  const [plan] = await deps.rows<PlanRow>(deps.readDb, scopedQuery(scope, sql`
+    explain (format json) select 1 from ${info.table} t where ${filter}`));
+  const planned = Math.round(plan['QUERY PLAN'][0].Plan['Plan Rows']);
+  return { count: Math.min(MAX_INT, Math.max(bound + 1, planned)), estimate: true };
 }
 
 /** Events of one record, oldest first. NOT_FOUND when the caller's tenant has none. */

@@ -67,6 +67,7 @@ export function createRecordService(ctx: ServiceContext<'events' | 'audit'>): Re
       prepared: preparesStatements(ctx),
     limits: {
       where: { maxDepth: ctx.config.graphql.maxWhereDepth, maxNodes: ctx.config.graphql.maxWhereNodes },
+      exactCount: ctx.config.graphql.exactCountLimit,
       maxPreparedStatements: ctx.config.maxPreparedStatements,
     },
   });

@@ -156,9 +156,29 @@ describe('filters', () => {
     expect(sum(stats.byOutcome)).toBe(stats.total);
     expect(stats.byEntityType[0]).toEqual({ entityType: 'Company', count: all.filter((e) => e.entityType === 'Company').length });
     expect(stats.topActors[0]).toMatchObject({ actorId: 'manager-a', count: all.filter((e) => e.actor.id === 'manager-a').length });
-    expect(stats.range).toEqual({ from: null, to: null });
+    // No range given: the last STATISTICS_DEFAULT_DAYS (30) up to now.
+    const [from, to] = [Date.parse(stats.range.from), Date.parse(stats.range.to)];
+    expect(Math.abs(to - Date.now())).toBeLessThan(60_000);
+    expect(to - from).toBe(30 * 86_400_000);
     const empty = (await managerA.get('/audit/statistics?from=2001-01-01T00:00:00.000Z&to=2001-01-02T00:00:00.000Z')).body;
     expect(empty).toEqual({ total: 0, byAction: {}, byOutcome: {}, byEntityType: [], topActors: [], range: { from: '2001-01-01T00:00:00.000Z', to: '2001-01-02T00:00:00.000Z' } });
+    // `to` alone: the 30 days before it.
+    const before = (await managerA.get('/audit/statistics?to=2001-02-01T00:00:00.000Z')).body;
+    expect(before.range).toEqual({ from: '2001-01-02T00:00:00.000Z', to: '2001-02-01T00:00:00.000Z' });
+  });
+
+  it('statistics read a bounded range: longer than 92 days, or reversed, is 400 VALIDATION_ERROR', async () => {
+    const longest = await managerA.get('/audit/statistics?from=2001-01-01T00:00:00.000Z&to=2001-04-03T00:00:00.000Z');
+    expect(longest.status).toBe(200);
+    for (const [query, field] of [
+      ['from=2001-01-01T00:00:00.000Z&to=2001-04-03T00:00:00.001Z', 'from'],
+      ['from=2000-01-01T00:00:00.000Z', 'from'],
+      ['from=2001-01-02T00:00:00.000Z&to=2001-01-01T00:00:00.000Z', 'from'],
+    ]) {
+      const refused = await managerA.get(`/audit/statistics?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body, query).toMatchObject({ code: 'VALIDATION_ERROR', field });
+    }
   });
 });
 

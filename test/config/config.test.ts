@@ -22,6 +22,16 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('info');
   });
 
+  it('reads the exact-count bound and the job retention, refusing what is out of range', () => {
+    expect(loadConfig(base).graphql.exactCountLimit).toBe(10_000);
+    expect(loadConfig(base).jobs).toMatchObject({ retainSucceededHours: 24, retainDeadDays: 30 });
+    expect(loadConfig({ ...base, SVC_GRAPHQL_EXACT_COUNT_LIMIT: '500' }).graphql.exactCountLimit).toBe(500);
+    expect(() => loadConfig({ ...base, SVC_GRAPHQL_EXACT_COUNT_LIMIT: '0' })).toThrow(/^SVC_GRAPHQL_EXACT_COUNT_LIMIT /);
+    expect(loadConfig({ ...base, SVC_JOB_RETAIN_SUCCEEDED_HOURS: '0.5' }).jobs.retainSucceededHours).toBe(0.5);
+    expect(() => loadConfig({ ...base, SVC_JOB_RETAIN_SUCCEEDED_HOURS: '0' })).toThrow(/^SVC_JOB_RETAIN_SUCCEEDED_HOURS /);
+    expect(() => loadConfig({ ...base, SVC_JOB_RETAIN_DEAD_DAYS: 'never' })).toThrow(/^SVC_JOB_RETAIN_DEAD_DAYS /);
+  });
+
   it('reads SVC_ACTION_MAX_DEPTH as a small non-negative integer', () => {
     expect(loadConfig({ ...base, SVC_ACTION_MAX_DEPTH: '0' }).actions.maxDepth).toBe(0);
     expect(() => loadConfig({ ...base, SVC_ACTION_MAX_DEPTH: '-1' })).toThrow(/^SVC_ACTION_MAX_DEPTH /);

@@ -104,7 +104,10 @@ export interface PageQuery<M extends ModelName, I extends Schema[M]['relations']
 
 export interface Page<T> {
   items: T[];
+  /** Exact up to the server's bound (SVC_GRAPHQL_EXACT_COUNT_LIMIT, default 10000); beyond it an estimate. */
   totalCount: number;
+  /** True when `totalCount` is the planner's estimate. */
+  totalCountIsEstimate: boolean;
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
@@ -203,7 +206,7 @@ const RECORDS = 'query ($model: String!, $where: JSON, $orderBy: JSON, $limit: I
   + '{ records(model: $model, where: $where, orderBy: $orderBy, limit: $limit, offset: $offset, include: $include) }';
 const PAGE = 'query ($model: String!, $where: JSON, $orderBy: JSON, $first: Int, $after: String, $include: [String!]) '
   + '{ paginatedRecords(model: $model, where: $where, orderBy: $orderBy, first: $first, after: $after, include: $include) '
-  + '{ items totalCount pageInfo { hasNextPage endCursor } } }';
+  + '{ items totalCount totalCountIsEstimate pageInfo { hasNextPage endCursor } } }';
 const CREATE = 'mutation ($model: String!, $data: JSON!) { create(model: $model, data: $data) }';
 const UPDATE = 'mutation ($model: String!, $id: ID!, $data: JSON!) { update(model: $model, id: $id, data: $data) }';
 const DELETE = 'mutation ($model: String!, $id: ID!) { delete(model: $model, id: $id) }';
