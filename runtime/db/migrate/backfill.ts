@@ -3,6 +3,11 @@
  * batches on "id", one transaction each, its cursor stored with the batch so a
  * crash resumes after the last finished batch; then `vacuum (analyze)` so the
  * next constraint step does not meet the autovacuum the backfill woke.
+ *
+ * A batch holds the row locks of every row it updates until it commits, so a
+ * client writing one of them waits for the whole batch: batches start at
+ * SVC_MIGRATE_BATCH_ROWS and shrink (or grow back) so that each takes about
+ * SVC_MIGRATE_BATCH_TARGET_MS (nextBatchRows).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Tx } from '../types.ts';
@@ -32,6 +37,21 @@ export interface BackfillRun {
 
 const PROGRESS_EVERY_MS = 5_000;
 
+/** The smallest batch: below it, the per-batch statements cost more than the rows. */
+export const MIN_BATCH_ROWS = 100;
+
+/**
+ * The next batch's size from the last one's duration: halved when it took
+ * over twice the target, grown by half when under half of it, never above
+ * `maxRows` (SVC_MIGRATE_BATCH_ROWS) nor below MIN_BATCH_ROWS (or maxRows when smaller).
+ */
+export function nextBatchRows(rows: number, tookMs: number, targetMs: number, maxRows: number): number {
+  const floor = Math.min(MIN_BATCH_ROWS, maxRows);
+  if (tookMs > 2 * targetMs) return Math.max(floor, Math.floor(rows / 2));
+  if (tookMs < targetMs / 2) return Math.min(maxRows, Math.ceil(rows * 1.5));
+  return rows;
+}
+
 export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const table = run.step.table as string;
   const { head, condition } = parseBackfill(splitStatements(run.step.body)[0], table);
@@ -48,22 +68,25 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   let updated = 0;
   let lastReport = Date.now();
   const started = Date.now();
+  let size = run.settings.batchRows;
   for (;;) {
-    const to = await batchEnd(t, ident, cursor, run.settings.batchRows);
+    const to = await batchEnd(t, ident, cursor, size);
     const range = sql.join([
       ...(cursor === null ? [] : [sql`${sql.ident('id')} > ${sql.value(cursor)}`]),
       ...(to === null ? [] : [sql`${sql.ident('id')} <= ${sql.value(to)}`]),
     ], ' and ');
     const where = cursor === null && to === null ? sql`(${sql.raw(condition)})` : sql`(${sql.raw(condition)}) and ${range}`;
     const statement = sql`${sql.raw(marker(run.claimant))} ${sql.raw(head)} where ${where}`;
+    const batchStarted = performance.now();
     const rows = await withLockRetry(t, { what: run.what, lockTimeoutMs: run.settings.lockTimeoutMs, deadlineSecs: run.settings.deadlineSecs, tables: [table], log: run.log },
       (lockTimeoutMs) => batch(t, run, statement, to, lockTimeoutMs));
     updated += rows;
-    passed += to === null ? rows : run.settings.batchRows;
+    passed += to === null ? rows : size;
+    size = nextBatchRows(size, performance.now() - batchStarted, run.settings.batchTargetMs, run.settings.batchRows);
     cursor = to ?? cursor;
     if (Date.now() - lastReport >= PROGRESS_EVERY_MS || to === null) {
       lastReport = Date.now();
-      run.log.info({ table, passed, updated, estimate, cursor }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s`);
+      run.log.info({ table, passed, updated, estimate, cursor, batchRows: size }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch`);
     }
     if (to === null) break;
     if (run.settings.batchPauseMs > 0) await sleep(run.settings.batchPauseMs);

@@ -12,8 +12,13 @@ export interface MigrateSettings {
   readonly statementTimeoutMs: number;
   /** SVC_MIGRATE_DEADLINE_SECS: how long a step keeps retrying a lock it does not get. */
   readonly deadlineSecs: number;
-  /** SVC_MIGRATE_BATCH_ROWS: rows per backfill transaction. */
+  /** SVC_MIGRATE_BATCH_ROWS: rows per backfill transaction, at most (batches shrink to meet batchTargetMs). */
   readonly batchRows: number;
+  /**
+   * SVC_MIGRATE_BATCH_TARGET_MS: how long one backfill transaction should hold
+   * its rows' locks: a client writing one of them waits that long at most.
+   */
+  readonly batchTargetMs: number;
   /** SVC_MIGRATE_BATCH_PAUSE_MS: pause between backfill batches. */
   readonly batchPauseMs: number;
 }
@@ -23,6 +28,7 @@ export const DEFAULT_SETTINGS: MigrateSettings = {
   statementTimeoutMs: 15_000,
   deadlineSecs: 600,
   batchRows: 10_000,
+  batchTargetMs: 100,
   batchPauseMs: 20,
 };
 
@@ -31,6 +37,7 @@ const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: numb
   statementTimeoutMs: ['SVC_MIGRATE_STATEMENT_TIMEOUT_MS', 0, 86_400_000],
   deadlineSecs: ['SVC_MIGRATE_DEADLINE_SECS', 0, 86_400],
   batchRows: ['SVC_MIGRATE_BATCH_ROWS', 1, 1_000_000],
+  batchTargetMs: ['SVC_MIGRATE_BATCH_TARGET_MS', 1, 60_000],
   batchPauseMs: ['SVC_MIGRATE_BATCH_PAUSE_MS', 0, 60_000],
 };
 
