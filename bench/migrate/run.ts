@@ -8,7 +8,7 @@
  *
  *   BENCH_ROWS (10,000,000)   rows of the table, seeded with generate_series
  *   BENCH_CLIENTS (8)         client connections, half reads, half single-row writes
- *   BENCH_CHANGES (all)       comma-separated names of the changes to run (changes.ts)
+ *   BENCH_CHANGES (all)       semicolon-separated names of the changes to run (changes.ts; names hold commas)
  *
  * The database is `runner_bench` on the local server, dropped at the end.
  */
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   try {
     await seed(client);
     const rows: Row[] = [];
-    const only = process.env.BENCH_CHANGES?.split(',').map((name) => name.trim());
+    const only = process.env.BENCH_CHANGES?.split(';').map((name) => name.trim());
     for (const change of CHANGES.filter((c) => !only || only.includes(c.name))) {
       if (change.setup) await client.query(change.setup);
       rows.push(await measure(session, change, 'safe'));
