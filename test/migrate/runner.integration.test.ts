@@ -161,8 +161,10 @@ describe('the lock queue', () => {
       });
       const migrated = migrate(db, [set], { log, settings: { lockTimeoutMs } }).then((applied) => ({ applied, at: Date.now() }));
       const heldFrom = Date.now();
-      const wait = await log.waitFor(/lock not granted/, 5);
-      expect(wait.message).toMatch(/^schema\/0002_note.sql: lock not granted within 100 ms \(attempt 5\), retry in \d+ ms; held by pid \d+ \(client backend, idle in transaction for [\d.]+ s\): select "id" from "queue" where "n" < 10/);
+      // Attempt 7: the jittered backoffs before it (at least half of 100, 200, ..., capped at 1 s) keep the reader
+      // holding the table over 1.5 s, which the assertion below relies on (attempt 5 could come at 1.25 s).
+      const wait = await log.waitFor(/lock not granted/, 7);
+      expect(wait.message).toMatch(/^schema\/0002_note.sql: lock not granted within 100 ms \(attempt 7\), retry in \d+ ms; held by pid \d+ \(client backend, idle in transaction for [\d.]+ s\): select "id" from "queue" where "n" < 10/);
       release();
       const readerEnded = await readerDone;
       const { applied, at } = await migrated;
