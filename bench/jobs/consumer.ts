@@ -13,7 +13,7 @@
  *   graphile  graphile-worker, its documented performance settings (docs/performance.md)
  *   pg-boss   pg-boss, LOCAL_CONCURRENCY fetch loops of BATCH jobs, woken by NOTIFY
  */
-import { Agent, request } from 'node:http';
+import { workerHttp } from './worker-http.ts';
 
 const env = (name: string, fallback?: string): string => {
   const value = process.env[name] ?? fallback;
@@ -76,22 +76,8 @@ function perJob(): Stop {
   const token = env('WORKER_TOKEN');
   const inFlight = int('IN_FLIGHT', 16);
   const leaseSize = int('LEASE', 100);
-  const agent = new Agent({ keepAlive: true, maxSockets: inFlight + 1 });
-  const post = (path: string, body: unknown) => new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const payload = JSON.stringify(body);
-    const req = request({
-      host: baseUrl.hostname, port: baseUrl.port, path, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'x-worker-token': token },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
+  const http = workerHttp(baseUrl, token, inFlight);
+  const { post } = http;
   const pending: Array<{ id: string; leaseId: string }> = [];
   let leasing: Promise<void> | null = null;
   let stopping = false;
@@ -125,7 +111,7 @@ function perJob(): Stop {
   return async () => {
     stopping = true;
     await lanes;
-    agent.destroy();
+    http.close();
   };
 }
 

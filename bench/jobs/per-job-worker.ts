@@ -7,7 +7,7 @@
  * TARGET jobs are completed; prints one JSON line: elapsed ms and the
  * complete latencies (p50, p99, max) in ms.
  */
-import { Agent, request } from 'node:http';
+import { workerHttp } from './worker-http.ts';
 
 const baseUrl = new URL(process.env.BASE_URL!);
 const token = process.env.WORKER_TOKEN!;
@@ -15,25 +15,8 @@ const target = Number(process.env.TARGET);
 const inFlight = Number(process.env.IN_FLIGHT ?? 16);
 const leaseSize = Number(process.env.LEASE ?? 50);
 const queue = process.env.QUEUE ?? 'bench';
-const agent = new Agent({ keepAlive: true, maxSockets: inFlight + 1 });
-
-function post(path: string, body: unknown): Promise<{ status: number; text: string }> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: baseUrl.hostname, port: baseUrl.port, path, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'x-worker-token': token },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const http = workerHttp(baseUrl, token, inFlight);
+const { post } = http;
 
 interface Leased { id: string; leaseId: string }
 
@@ -81,4 +64,4 @@ const ms = performance.now() - started;
 latencies.sort((a, b) => a - b);
 const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
 process.stdout.write(`${JSON.stringify({ ms, completed, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) })}\n`);
-agent.destroy();
+http.close();
