@@ -106,7 +106,7 @@ function App() {
   return (
     <>
       <header class="top">
-        <a class="skip-link" href="#main">Skip to content</a>
+        <a class="to-content" href="#main">Skip to content</a>
         <span class="brand">svc-gen console</span>
         <nav aria-label="Views"><ul>{nav.map((n) => (
           <li key={n.href}><Link href={n.href} aria-current={active(n.href) ? 'page' : undefined}>{n.label}</Link></li>))}</ul></nav>
