@@ -9,6 +9,7 @@ import { newestMigration } from '../db/index.ts';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
 import type { RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
+import { INSTANCES_PATHS, mountInstancesRoute } from './instances.ts';
 import { watchRevocations } from './revocation.ts';
 import { createRealtimeServer, REALTIME_PATH, type RealtimeServer } from './server.ts';
 import { RealtimeTier } from './tier.ts';
@@ -24,18 +25,22 @@ const HEARTBEATS_TO_EXPIRE = 3;
 export const realtime = defineCapability({
   name: 'realtime',
   provides: ['realtime'],
-  requires: ['auth'],
+  requires: ['auth', 'openapi'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
     const config = ctx.config.realtime;
     const instanceId = newId();
-    const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE, newestMigration(ctx.migrations));
+    const schemaMigration = newestMigration(ctx.migrations);
+    const presence = createPgPresence(ctx.db, instanceId, config.heartbeatMs * HEARTBEATS_TO_EXPIRE, schemaMigration);
     const tier = new RealtimeTier(instanceId, await transportOf(ctx), presence, ctx.log);
     await tier.start();
     ctx.services.realtime = tier;
     const { auth } = ctx.services;
     const server = createRealtimeServer(tier, config, auth, ctx.log);
     ctx.onUpgrade(REALTIME_PATH, server.upgrade);
+    // The registry's operator view (the console's overview).
+    mountInstancesRoute(ctx.router, { db: ctx.db, auth, self: instanceId, schemaMigration });
+    ctx.services.openapi.add(INSTANCES_PATHS);
     const unwatch = await watchRevocations(ctx.notifier, tier.hub.sessions, auth, ctx.log);
     const timers = startTimers(ctx, tier, server, config);
     return {

@@ -5,6 +5,7 @@
  * whichever instance sweeps first, which then announces the leaves. All time
  * comparisons use the database clock, so instance clocks may drift.
  */
+import { hostname } from 'node:os';
 import { isoUtc, type Db } from '../db/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';
 import type { Member } from './protocol.ts';
@@ -52,15 +53,26 @@ function goneEverywhere(ttlMs: number, except: string[]): Sql {
        and p.instance_id <> all(${sql.value(except, 'text[]')}) and ${alive(ttlMs)})`;
 }
 
+/** Where an instance runs, as the operator's list of instances shows it (GET /meta/instances). */
+export interface InstanceOrigin {
+  readonly host: string;
+  readonly pid: number;
+}
+
+const THIS_PROCESS: InstanceOrigin = { host: hostname(), pid: process.pid };
+
 /**
  * `schemaMigration`: the newest schema migration of this build, for the
  * migration runner's contract gate (runtime/db/migrate/gate.ts).
  */
-export function createPgPresence(db: Db, instanceId: string, ttlMs: number, schemaMigration: string | null = null): PresenceStore {
+export function createPgPresence(
+  db: Db, instanceId: string, ttlMs: number, schemaMigration: string | null = null, origin: InstanceOrigin = THIS_PROCESS,
+): PresenceStore {
   const register = async () => {
     await db.none(compile(sql`
-      insert into svc_realtime_instances (instance_id, schema_migration, ttl_ms)
-       values (${sql.value(instanceId)}, ${sql.value(schemaMigration)}, ${sql.value(ttlMs, 'int')})
+      insert into svc_realtime_instances (instance_id, schema_migration, ttl_ms, host, pid)
+       values (${sql.value(instanceId)}, ${sql.value(schemaMigration)}, ${sql.value(ttlMs, 'int')},
+               ${sql.value(origin.host)}, ${sql.value(origin.pid, 'int')})
        on conflict (instance_id) do update set seen_at = now()`));
   };
   return {

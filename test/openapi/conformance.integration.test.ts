@@ -127,6 +127,9 @@ async function replayFlows(): Promise<void> {
   await http('GET', '/jobs/search?status=bogus', { token: admin });
   await http('GET', '/meta/migrations', { token: admin });
   await http('GET', '/meta/migrations');
+  await http('GET', '/meta/instances', { token: admin });
+  await http('GET', '/meta/instances');
+  await http('GET', '/meta/instances', { token: admin, headers: { 'x-tenant-id': 'tenant-a' } });
   await http('GET', `/jobs/${jobId}/inspect`, { token: admin });
   await http('GET', '/jobs/unknown-job/inspect', { token: admin });
   const toCancel = ((await http('POST', '/jobs', { token: admin, body: { queue: 'held', kind: 'later' } })).body as { id: string }).id;
