@@ -5,9 +5,13 @@
  *
  * Cancel writes no new status: a cancelled job is `dead` with the error
  * `cancelled` (the status check, /jobs/stats and every worker already know
- * `dead`), and so it can be retried like any other dead job. A retry gives the
- * job its full `maxAttempts` again. Each change appends the job's event
- * (`JobRetried`, `JobCancelled`), so the job's history tells who did it.
+ * `dead`), and so it can be retried like any other dead job. Its event is the
+ * one every dead job has, `JobDead` (data `{attempts, error: 'cancelled',
+ * cancelledBy}`, actor the operator): what waits for a job's end (a workflow
+ * step awaiting it, an action invoked synchronously) reads `JobSucceeded` and
+ * `JobDead` only, and a cancel must end those waits as a death would. A retry
+ * gives the job its full `maxAttempts` again and appends `JobRetried`; a
+ * waiter that already saw the job dead has moved on and is not resumed.
  *
  * Bulk changes walk the matched jobs in batches of BATCH rows, one transaction
  * each (rows locked `skip locked`, so a worker's lease never waits on them),
@@ -141,9 +145,13 @@ const SET: Readonly<Record<ControlAction, Sql>> = {
   cancel: sql`status = 'dead', error = 'cancelled', visible_at = now(), lease_id = null, worker_id = null, updated_at = now()`,
 };
 
-const EVENT: Readonly<Record<ControlAction, string>> = { retry: 'JobRetried', cancel: 'JobCancelled' };
+/** The event each change appends: a cancel is the job's death (`JobDead`, as the worker plane writes it, plus who cancelled). */
+const EVENT: Readonly<Record<ControlAction, (job: Changed, actorId: string) => { eventType: string; data: Record<string, unknown> }>> = {
+  retry: (_job, actorId) => ({ eventType: 'JobRetried', data: { by: actorId } }),
+  cancel: (job, actorId) => ({ eventType: 'JobDead', data: { attempts: job.attempts, error: 'cancelled', cancelledBy: actorId } }),
+};
 
-interface Changed { id: string; tenant_id: string | null; status: JobStatus }
+interface Changed { id: string; tenant_id: string | null; status: JobStatus; attempts: number }
 
 /**
  * Applies `action` in `t` to at most BATCH jobs matching `filter` (or the one
@@ -160,10 +168,10 @@ export async function applyAction(
     with picked as (
       select id from svc_jobs where ${where} order by id limit ${sql.value(BATCH, 'int')} for update skip locked
     )
-    update svc_jobs set ${SET[action]} where id in (select id from picked) returning id, tenant_id, status`, { scope }));
+    update svc_jobs set ${SET[action]} where id in (select id from picked) returning id, tenant_id, status, attempts`, { scope }));
   if (changed.length > 0) afterCommit(t, () => events.committed());
   await events.appendMany(t, changed.map((job) => ({
-    streamType: 'Job', streamId: job.id, eventType: EVENT[action], data: { by: actorId }, actorId, tenantId: job.tenant_id, eventId: newId(),
+    streamType: 'Job', streamId: job.id, ...EVENT[action](job, actorId), actorId, tenantId: job.tenant_id, eventId: newId(),
   })));
   return changed;
 }

@@ -88,7 +88,7 @@ describe('jobs admin routes', () => {
     const history = await admin('POST', '/graphql', {
       query: 'query($id: ID!) { recordHistory(model: "Job", id: $id) { eventType actorId } }', variables: { id: queued },
     });
-    expect(history.body.data.recordHistory.at(-1)).toEqual({ eventType: 'JobCancelled', actorId: 'root' });
+    expect(history.body.data.recordHistory.at(-1)).toEqual({ eventType: 'JobDead', actorId: 'root' });
   });
 
   it('bulk: dryRun answers the matched count and changes nothing; then the same filter changes exactly those', async () => {
