@@ -84,11 +84,12 @@ export async function logout(): Promise<void> {
   }
 }
 
-function headers(json: boolean): Record<string, string> {
+/** `global`: the call is about the platform, not a tenant (the list of instances): no X-Tenant-ID even when one is chosen. */
+function headers(json: boolean, global = false): Record<string, string> {
   const out: Record<string, string> = {};
   if (json) out['content-type'] = 'application/json';
   if (token) out.authorization = `Bearer ${token}`;
-  if (tenant && session.isOperator) out['x-tenant-id'] = tenant;
+  if (tenant && session.isOperator && !global) out['x-tenant-id'] = tenant;
   return out;
 }
 
@@ -105,9 +106,9 @@ async function send(make: () => Promise<Response>): Promise<Response> {
   return response;
 }
 
-export async function rest<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function rest<T>(method: string, path: string, body?: unknown, options: { global?: boolean } = {}): Promise<T> {
   const response = await send(() => fetch(path, {
-    method, headers: headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body),
+    method, headers: headers(body !== undefined, options.global), body: body === undefined ? undefined : JSON.stringify(body),
   }));
   if (!response.ok) throw await errorOf(response);
   if (response.status === 204) return undefined as T;

@@ -1,6 +1,6 @@
 /**
- * The operating views: /console (health, jobs, projection lag, history
- * coverage), /console/workers (worker tokens: mint, shown once, revoke),
+ * The operating views: /console (health, instances, rates, jobs, projection
+ * lag, history coverage), /console/workers (worker tokens: mint, shown once, revoke),
  * /console/schema (models, fields, relations, access per role, from the
  * IR), /console/migrations and /console/projections.
  */
@@ -77,6 +77,49 @@ function Rates() {
   );
 }
 
+interface Instance {
+  id: string; host: string | null; pid: number | null; startedAt: string; lastHeartbeatAt: string; secondsSinceHeartbeat: number;
+  schemaMigration: string | null; olderSchema: boolean; stale: boolean; self: boolean;
+}
+
+/**
+ * The service's instances (GET /meta/instances, the realtime tier's registry),
+ * refreshed every 10 s. They belong to no tenant: asked in the global scope
+ * even while the operator acts in a tenant; a tenant's Admin is not shown them.
+ */
+function Instances() {
+  const list = useApi(() => rest<{ self: string; instances: Instance[] }>('GET', '/meta/instances', undefined, { global: true }), 'instances');
+  useEffect(() => {
+    const timer = setInterval(list.reload, 10_000);
+    return () => clearInterval(timer);
+  }, []);
+  const instances = list.data?.instances ?? [];
+  const stale = instances.filter((i) => i.stale).length;
+  return (
+    <>
+      <h2>Instances</h2>
+      <ErrorNote error={list.error} />
+      {list.data ? (
+        <p class="muted" id="instances-summary">{instances.length - stale} live instance{instances.length - stale === 1 ? '' : 's'}
+          {stale > 0 ? `, ${stale} stale (silent past their heartbeat TTL, about to be removed)` : ''}</p>
+      ) : <Loading loading={list.loading} />}
+      <div class="scroll" tabIndex={0}><table id="instances">
+        <caption class="sr-only">Instances of the service</caption>
+        <thead><tr><th scope="col">instance</th><th scope="col">host (pid)</th><th scope="col">started</th><th scope="col">last heartbeat</th><th scope="col">schema migration</th><th scope="col">state</th></tr></thead>
+        <tbody>{instances.map((i) => (
+          <tr key={i.id}>
+            <td>{i.id}{i.self ? <span class="muted"> (this one)</span> : null}</td>
+            <td>{i.host ?? '–'}{i.pid !== null ? ` (${i.pid})` : ''}</td>
+            <td><Time at={i.startedAt} /></td>
+            <td><Time at={i.lastHeartbeatAt} /> <span class="muted">{Math.round(i.secondsSinceHeartbeat)} s ago</span></td>
+            <td>{i.schemaMigration ?? '–'}{i.olderSchema ? <span class="muted"> (older build)</span> : null}</td>
+            <td><span class={`status ${i.stale ? 'status-dead' : 'status-succeeded'}`}>{i.stale ? 'stale' : 'live'}</span></td>
+          </tr>))}</tbody>
+      </table></div>
+    </>
+  );
+}
+
 export function Dashboard() {
   const isAdmin = session.user?.role === 'Admin';
   const health = useApi(async () => ({ health: await probe('/health'), ready: await probe('/ready') }), 'health');
@@ -100,6 +143,7 @@ export function Dashboard() {
             ) : null}</div>
         ) : null}
       </div>
+      {session.isOperator ? <Instances /> : null}
       {isAdmin && diag.data?.projections?.items ? (
         <>
           <h2>Feed and projections lag</h2>
