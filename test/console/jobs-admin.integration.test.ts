@@ -4,7 +4,9 @@
  * filter with dryRun answering the matched count first; Admin only; each
  * tenant's jobs only; every change audited and in the job's history.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryOnce } from '../helpers/db.ts';
 import type { TestService } from '../helpers/service.ts';
 import { call, mintWorker, startJobsService, userClient, workerClient } from '../jobs/helpers.ts';
 
@@ -66,6 +68,20 @@ describe('jobs admin routes', () => {
     expect(first.body.jobs).toHaveLength(2);
     const second = await admin('GET', `/jobs/search?queue=search-q&limit=2&after=${first.body.nextCursor}`);
     expect(second.body).toMatchObject({ jobs: [{ id: a }], nextCursor: null });
+    // The payload filter has its index (runtime/jobs/migrations/0006_payload_search.sql), built and valid, and the
+    // planner can serve the filter's containment with it.
+    const [index] = await queryOnce<{ valid: boolean }>(service.database.url,
+      `select indisvalid as valid from pg_index where indexrelid = 'svc_jobs_payload'::regclass`);
+    expect(index.valid).toBe(true);
+    const client = new pg.Client({ connectionString: service.database.url });
+    await client.connect();
+    try {
+      await client.query('set enable_seqscan = off'); // a table this small is read whole otherwise
+      const plan = await client.query(`explain select id from svc_jobs where payload @> '{"customer":{"id":42}}'::jsonb`);
+      expect(plan.rows.map((row) => row['QUERY PLAN']).join('\n')).toContain('svc_jobs_payload');
+    } finally {
+      await client.end();
+    }
     for (const bad of ['status=lost', 'payload=%7Bnot-json', 'payload=%5B1%5D']) {
       const reply = await admin('GET', `/jobs/search?${bad}`);
       expect(reply.status, bad).toBe(400);
