@@ -13,15 +13,22 @@
  * data call started and ended, from navigation start) and the server's own
  * time for each API call (its debug request log, `ms`), medians of the runs.
  * BENCH_DB_PREFIX names the database (default console_bench).
+ * BENCH_BASELINE_DIST=DIR adds a second instance serving the console built in
+ * DIR (`node console/build.mjs DIR` from another checkout): cold loads then
+ * alternate between the two builds, a before/after of one run. "in the page"
+ * is the page's own clock from navigation start to the rows, without the
+ * driver's round trips.
  */
+import { cpSync, renameSync, rmSync } from 'node:fs';
 import pino from 'pino';
 import { createTestDatabase } from '../../test/helpers/db.ts';
 import { startTestService } from '../../test/helpers/service.ts';
 import { launchChromium } from '../../test/helpers/browser.ts';
-import { ensureConsoleBuilt } from '../../test/console/helpers.ts';
+import { CONSOLE_DIST, ensureConsoleBuilt } from '../../test/console/helpers.ts';
+import type { TestDatabase } from '../../test/helpers/db.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
-const RUNS = 7;
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 
 const PAGE = `query($model: String!, $first: Int, $where: JSON) {
   paginatedRecords(model: $model, first: $first, where: $where) { items pageInfo { hasNextPage endCursor } } }`;
@@ -68,6 +75,24 @@ function breakdown(name: string, timings: Timing[], serverMs: Map<string, number
   return out.join('\n');
 }
 
+/**
+ * An instance on `database` serving the console built in `dir`: dist/console is swapped for it while the
+ * instance starts (the console capability reads the folder once, at start), then put back.
+ */
+async function startWithConsole(dir: string, database: TestDatabase) {
+  const aside = `${CONSOLE_DIST}.bench-aside`;
+  renameSync(CONSOLE_DIST, aside);
+  try {
+    cpSync(dir, CONSOLE_DIST, { recursive: true });
+    return await startTestService({
+      fixture: 'crm', database, log: requestLog, env: { RATE_LIMIT_RPS: '10000000', SVC_LOG_LEVEL: 'error' },
+    });
+  } finally {
+    rmSync(CONSOLE_DIST, { recursive: true, force: true });
+    renameSync(aside, CONSOLE_DIST);
+  }
+}
+
 async function main() {
   ensureConsoleBuilt(); // the pages measured are those of the current sources
   const database = await createTestDatabase(process.env.BENCH_DB_PREFIX ?? 'console_bench', { fixture: 'crm' });
@@ -106,6 +131,10 @@ async function main() {
       process.stdout.write(`${line('API  jobs status=dead queue=q2 payload customer=10', await timed(() => rest(`/jobs/search?status=dead&queue=q2&payload=${encodeURIComponent('{"customer":10}')}`)))}\n`);
       process.stdout.write(`${line('API  bulk retry dryRun status=dead (exact count)', await timed(() => fetch(`${svc.url}/jobs/bulk`, { method: 'POST', headers, body: JSON.stringify({ filter: { status: 'dead' }, action: 'retry', dryRun: true }) })))}\n`);
 
+      // BENCH_BASELINE_DIST=DIR: a second instance on the same database serves the console built in DIR (another
+      // version of it), and every cold load alternates between the two: a before/after from one run.
+      const baseline = process.env.BENCH_BASELINE_DIST ? await startWithConsole(process.env.BENCH_BASELINE_DIST, database) : null;
+      const builds = [{ name: 'current', url: svc.url }, ...(baseline ? [{ name: 'baseline', url: baseline.url }] : [])];
       const browser = await launchChromium();
       try {
         const page = await browser.newPage();
@@ -118,30 +147,46 @@ async function main() {
           ['page /console/records/Company (20 rows shown)', '/console/records/Company', 20],
           ['page /console/jobs?status=dead (50 rows shown)', '/console/jobs?status=dead', 50],
         ] as const) {
-          const timings: Timing[] = [];
+          const timings = new Map<string, Timing[]>(builds.map((b) => [b.name, []]));
+          const outside = new Map<string, number[]>(builds.map((b) => [b.name, []]));
           served.length = 0;
           recording = true;
-          const ms = await timed(async () => {
-            await page.goto(svc.url + address);
-            await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll('tbody tr').length >= n, rows, { timeout: 30_000, polling: 'raf' });
-            timings.push(await page.evaluate(() => {
-              const perf = (globalThis as any).performance;
-              const nav = perf.getEntriesByType('navigation')[0];
-              const calls: Record<string, { start: number; end: number }> = {};
-              let script = 0;
-              for (const entry of perf.getEntriesByType('resource')) {
-                const path = new URL(entry.name).pathname;
-                if (path.startsWith('/console/assets/')) { if (path.endsWith('.js')) script = entry.responseEnd; continue; }
-                calls[path] = { start: entry.startTime, end: entry.responseEnd };
-              }
-              return { html: nav.responseEnd, script, calls, shown: perf.now() };
-            }));
-          });
+          for (let i = 0; i < RUNS; i++) {
+            for (const build of i % 2 === 0 ? builds : [...builds].reverse()) {
+              const started = performance.now();
+              await page.goto(build.url + address);
+              // The page's own clock when the rows are there (no round trip of the driver in it).
+              const shown = await (await page.waitForFunction((n) => {
+                const g = globalThis as any;
+                return g.document.querySelectorAll('tbody tr').length >= n && g.performance.now();
+              }, rows, { timeout: 30_000, polling: 'raf' })).jsonValue() as number;
+              outside.get(build.name)!.push(performance.now() - started);
+              timings.get(build.name)!.push({ ...await page.evaluate(() => {
+                const perf = (globalThis as any).performance;
+                const nav = perf.getEntriesByType('navigation')[0];
+                const calls: Record<string, { start: number; end: number }> = {};
+                let script = 0;
+                for (const entry of perf.getEntriesByType('resource')) {
+                  const path = new URL(entry.name).pathname;
+                  if (path.startsWith('/console/assets/')) { if (path.endsWith('.js')) script = entry.responseEnd; continue; }
+                  calls[path] = { start: entry.startTime, end: entry.responseEnd };
+                }
+                return { html: nav.responseEnd, script, calls, shown: 0 };
+              }), shown });
+            }
+          }
           recording = false;
           const serverMs = new Map<string, number[]>();
           for (const entry of served) serverMs.set(entry.path, [...(serverMs.get(entry.path) ?? []), entry.ms]);
-          process.stdout.write(`${line(name, ms)}\n${breakdown(name, timings, serverMs)}\n`);
-          // Inside the app (an operator moving between views): no page load, the schema already known.
+          for (const build of builds) {
+            const label = builds.length > 1 ? `${name} [${build.name}]` : name;
+            const inPage = timings.get(build.name)!.map((t) => t.shown).sort((a, b) => a - b);
+            process.stdout.write(`${line(label, outside.get(build.name)!.sort((a, b) => a - b))}\n`
+              + `${line(`  in the page: navigation start to rows shown`, inPage)}\n${breakdown(label, timings.get(build.name)!, serverMs)}\n`);
+          }
+          // Inside the app (an operator moving between views): no page load, the schema already known; the current build.
+          await page.goto(`${svc.url}/console/schema`);
+          await page.waitForFunction(() => (globalThis as any).document.querySelector('h1')?.textContent === 'Schema');
           const inApp = await timed(async () => {
             await page.evaluate(() => { const g = globalThis as any; g.history.pushState(null, '', '/console/schema'); g.dispatchEvent(new g.PopStateEvent('popstate')); });
             await page.waitForFunction(() => (globalThis as any).document.querySelector('h1')?.textContent === 'Schema');
@@ -152,6 +197,7 @@ async function main() {
         }
       } finally {
         await browser.close();
+        await baseline?.close();
       }
     } finally {
       await svc.close();

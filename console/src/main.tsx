@@ -2,15 +2,16 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { login, logout, resume, session } from './api.ts';
-import { useLocation, type Location } from './router.ts';
-import { ErrorNote, Link, toApiError } from './ui.tsx';
+import { currentLocation, useLocation, type Location } from './router.ts';
+import { loadSchema } from './schema.ts';
+import { ErrorNote, Link, preload, toApiError } from './ui.tsx';
 import type { ApiError } from './api.ts';
 import { AuditView } from './views/audit.tsx';
-import { JobView, JobsView } from './views/jobs.tsx';
+import { JobView, JobsView, jobsPage } from './views/jobs.tsx';
 import { MediaView } from './views/media.tsx';
 import { Dashboard, MigrationsView, ProjectionsView, SchemaView, WorkersView } from './views/operate.tsx';
 import { RecordView } from './views/record.tsx';
-import { ModelsIndex, RecordsList } from './views/records.tsx';
+import { ModelsIndex, RecordsList, recordsPage } from './views/records.tsx';
 import { RunView, WorkflowsView } from './views/workflows.tsx';
 import './style.css';
 
@@ -92,12 +93,37 @@ function TenantSwitcher() {
   );
 }
 
+/**
+ * A reload's session, asked for as this module runs: the refresh is the first
+ * call of every cold load and everything else waits for its token, so it does
+ * not wait for the first render and its effects too.
+ */
+const resumed = resume().then((ok) => { if (ok) preloadView(); return ok; }, () => false);
+
+/**
+ * A cold load of a list starts its first page (and the IR the list needs) as
+ * soon as the session is back, before the app renders the view: the view then
+ * takes those answers (useApi's key) instead of asking after its first render.
+ */
+function preloadView(): void {
+  const loc = currentLocation();
+  const [first, second, third] = loc.path.split('/').filter(Boolean).map(decodeURIComponent);
+  if (first === 'records' && second && !third) {
+    void loadSchema().catch(() => undefined);
+    const { key, load } = recordsPage(loc, second);
+    preload(key, load);
+  } else if (first === 'jobs' && !second && session.user?.role === 'Admin') {
+    const { key, load } = jobsPage(loc);
+    preload(key, load);
+  }
+}
+
 function App() {
   const loc = useLocation();
   const [, setTick] = useState(0);
   const [resuming, setResuming] = useState(true);
   useEffect(() => session.subscribe(() => setTick((n) => n + 1)), []);
-  useEffect(() => { resume().finally(() => setResuming(false)); }, []);
+  useEffect(() => { void resumed.finally(() => setResuming(false)); }, []);
   if (resuming) return <main><p class="muted">Loading…</p></main>;
   if (!session.user) return <Login />;
   const role = session.user.role;

@@ -15,6 +15,11 @@ addEventListener('popstate', () => { for (const listener of listeners) listener(
 
 export interface Location { path: string; query: URLSearchParams }
 
+/** The address as the views read it: the path under /console and the query string. */
+export function currentLocation(): Location {
+  return { path: location.pathname.slice(BASE.length) || '/', query: new URLSearchParams(location.search) };
+}
+
 export function useLocation(): Location {
   const [, setTick] = useState(0);
   useEffect(() => {
@@ -22,8 +27,7 @@ export function useLocation(): Location {
     listeners.add(listener);
     return () => { listeners.delete(listener); };
   }, []);
-  const path = location.pathname.slice(BASE.length) || '/';
-  return { path, query: new URLSearchParams(location.search) };
+  return currentLocation();
 }
 
 /** The query string with `changes` applied (empty values removed). */

@@ -1,6 +1,6 @@
 /** Small shared pieces: links, loading of API data, errors shown as text (never as HTML). */
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
 import { onLink } from './router.ts';
 
@@ -11,14 +11,37 @@ export function Link(props: { href: string; children: ComponentChildren; class?:
 
 export interface Loaded<T> { data: T | null; error: ApiError | null; loading: boolean; reload: () => void }
 
-/** Runs `load` now and whenever `key` changes. */
+/** Calls started before their view rendered (a cold load's first page, main.tsx), by their useApi key. */
+const preloaded = new Map<string, { answer: Promise<unknown>; at: number }>();
+/** An early answer older than this is not taken (its view did not mount then): the view asks again. */
+const PRELOAD_FRESH_MS = 5_000;
+
+/** Starts `load` now; the view that mounts with `key` soon after takes its answer instead of calling again. */
+export function preload(key: string, load: () => Promise<unknown>): void {
+  const answer = load();
+  answer.catch(() => undefined); // the view reports the error, if it mounts
+  preloaded.set(key, { answer, at: performance.now() });
+}
+
+function takePreloaded<T>(key: string): Promise<T> | undefined {
+  const entry = preloaded.get(key);
+  preloaded.delete(key);
+  return entry && performance.now() - entry.at < PRELOAD_FRESH_MS ? entry.answer as Promise<T> : undefined;
+}
+
+/**
+ * Runs `load` now and whenever `key` changes. Started from a layout effect,
+ * right after the render that mounts the view: a plain effect waits for the
+ * next animation frame (up to 100 ms in Preact), and a cold load chains two
+ * such waits before its first API call (measured in bench/console/run.ts).
+ */
 export function useApi<T>(load: () => Promise<T>, key: string): Loaded<T> {
   const [state, setState] = useState<{ data: T | null; error: ApiError | null; loading: boolean }>({ data: null, error: null, loading: true });
   const [tick, setTick] = useState(0);
-  useEffect(() => {
+  useLayoutEffect(() => {
     let live = true;
-    setState((s) => ({ ...s, loading: true }));
-    load().then(
+    setState((s) => (s.loading ? s : { ...s, loading: true }));
+    (takePreloaded<T>(key) ?? load()).then(
       (data) => { if (live) setState({ data, error: null, loading: false }); },
       (error) => { if (live) setState({ data: null, error: toApiError(error), loading: false }); },
     );
@@ -47,9 +70,12 @@ export function Json({ value }: { value: unknown }) {
   return <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
 }
 
+/** One formatter for every timestamp: `toLocaleString` builds a new one per call (a list of 50 jobs shows 100 times). */
+const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+
 export function Time({ at }: { at: string | null | undefined }) {
   if (!at) return <span class="muted">–</span>;
-  return <time dateTime={at} title={at}>{new Date(at).toLocaleString()}</time>;
+  return <time dateTime={at} title={at}>{LOCAL_TIME.format(new Date(at))}</time>;
 }
 
 export function cell(value: unknown): string {

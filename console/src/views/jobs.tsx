@@ -34,13 +34,21 @@ function filterOf(query: URLSearchParams) {
   return { queue: pick('queue'), status: pick('status'), kind: pick('kind'), payload: payloadFilter(query.get('payload')) };
 }
 
-export function JobsView({ loc }: { loc: Location }) {
+/** The page of jobs the address asks for: its useApi key and its call (also started early by a cold load, main.tsx). */
+export function jobsPage(loc: Location) {
   const filter = filterOf(loc.query);
   const after = loc.query.get('after') ?? '';
   const search = new URLSearchParams();
   for (const [k, v] of Object.entries(filter)) if (v !== undefined) search.set(k, typeof v === 'string' ? v : JSON.stringify(v));
   if (after) search.set('after', after);
-  const page = useApi(() => rest<{ jobs: Job[]; nextCursor: string | null }>('GET', `/jobs/search?${search}`), `jobs?${search}`);
+  return { key: `jobs?${search}`, load: () => rest<{ jobs: Job[]; nextCursor: string | null }>('GET', `/jobs/search?${search}`) };
+}
+
+export function JobsView({ loc }: { loc: Location }) {
+  const filter = filterOf(loc.query);
+  const after = loc.query.get('after') ?? '';
+  const request = jobsPage(loc);
+  const page = useApi(request.load, request.key);
   const action = useAction();
   const [pending, setPending] = useState<{ action: 'retry' | 'cancel'; matched: number } | null>(null);
   const [done, setDone] = useState('');

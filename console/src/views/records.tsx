@@ -41,6 +41,27 @@ export function ModelsIndex() {
   );
 }
 
+/** The page of records the address asks for: its useApi key and its call (also started early by a cold load, main.tsx). */
+export function recordsPage(loc: Location, modelName: string) {
+  const showDeleted = loc.query.get('deleted') === '1';
+  const where = parseJson(loc.query.get('where'));
+  const orderBy = parseJson(loc.query.get('orderBy'));
+  const after = loc.query.get('after') || undefined;
+  return {
+    key: `${modelName}?${loc.query}`,
+    async load() {
+      if (showDeleted) {
+        const data = await gql<{ deletedRecords: Row[] }>(DELETED, { model: modelName, where, limit: 100 });
+        return { items: data.deletedRecords, hasNext: false, end: null as string | null };
+      }
+      const data = await gql<{ paginatedRecords: { items: Row[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(
+        LIST, { model: modelName, where, orderBy, first: PAGE, after });
+      const p = data.paginatedRecords;
+      return { items: p.items, hasNext: p.pageInfo.hasNextPage, end: p.pageInfo.endCursor };
+    },
+  };
+}
+
 export function RecordsList({ loc, modelName }: { loc: Location; modelName: string }) {
   const schema = useApi(loadSchema, 'schema');
   const model = schema.data?.models.find((m) => m.name === modelName);
@@ -48,17 +69,8 @@ export function RecordsList({ loc, modelName }: { loc: Location; modelName: stri
   const where = parseJson(loc.query.get('where'));
   const orderBy = parseJson(loc.query.get('orderBy'));
   const after = loc.query.get('after') || undefined;
-  const key = `${modelName}?${loc.query}`;
-  const page = useApi(async () => {
-    if (showDeleted) {
-      const data = await gql<{ deletedRecords: Row[] }>(DELETED, { model: modelName, where, limit: 100 });
-      return { items: data.deletedRecords, hasNext: false, end: null as string | null };
-    }
-    const data = await gql<{ paginatedRecords: { items: Row[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(
-      LIST, { model: modelName, where, orderBy, first: PAGE, after });
-    const p = data.paginatedRecords;
-    return { items: p.items, hasNext: p.pageInfo.hasNextPage, end: p.pageInfo.endCursor };
-  }, key);
+  const request = recordsPage(loc, modelName);
+  const page = useApi(request.load, request.key);
   const restore = useAction();
   if (schema.error) return <section><h1>{modelName}</h1><ErrorNote error={schema.error} /></section>;
   if (!model) return <section><h1>{modelName}</h1><Loading loading={schema.loading} /></section>;
