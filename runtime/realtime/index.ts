@@ -10,6 +10,7 @@ import { defineCapability, type ServiceContext } from '../core/index.ts';
 import type { RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
 import { watchRevocations } from './revocation.ts';
+import { relayMigrationNews } from './migrations.ts';
 import { createRealtimeServer, REALTIME_PATH, type RealtimeServer } from './server.ts';
 import { RealtimeTier } from './tier.ts';
 import { createPgTransport, type Transport } from './transport.ts';
@@ -37,11 +38,13 @@ export const realtime = defineCapability({
     const server = createRealtimeServer(tier, config, auth, ctx.log);
     ctx.onUpgrade(REALTIME_PATH, server.upgrade);
     const unwatch = await watchRevocations(ctx.notifier, tier.hub.sessions, auth, ctx.log);
+    const unrelay = await relayMigrationNews(tier, ctx.notifier, ctx.log);
     const timers = startTimers(ctx, tier, server, config);
     return {
       async stop() {
         timers.forEach(clearInterval);
         await unwatch();
+        await unrelay();
         tier.quiesce();
         await server.closeAll();
         await tier.stop();

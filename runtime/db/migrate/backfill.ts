@@ -13,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Tx } from '../types.ts';
 import { compile, sql, type Sql } from '../../sql/index.ts';
 import { parseBackfill, splitStatements, type Step } from './parse.ts';
-import { advance, marker, type Claimant, type MigrationFile } from './store.ts';
+import { advance, marker, report, type Claimant, type MigrationFile } from './store.ts';
+import type { BackfillProgress } from './news.ts';
 import { withLockRetry, type MigrateLog } from './retry.ts';
 import type { MigrateSettings } from './settings.ts';
 
@@ -30,6 +31,8 @@ export interface BackfillRun {
   readonly claimant: Claimant;
   /** The cursor stored by an earlier, interrupted run. */
   readonly cursor: string | null;
+  /** The progress stored by an earlier, interrupted run (its counts go on). */
+  readonly progress: BackfillProgress | null;
   readonly settings: MigrateSettings;
   readonly log: MigrateLog;
   readonly what: string;
@@ -52,6 +55,18 @@ export function nextBatchRows(rows: number, tookMs: number, targetMs: number, ma
   return rows;
 }
 
+/** Progress as published (news.ts) and stored: percent of the reltuples estimate, 100 only once the last batch is done. */
+export function progressOf(run: BackfillRun, counts: { passed: number; updated: number; estimate: number; thisRun: number; ms: number; batchRows: number },
+  phase: BackfillProgress['phase'], last: boolean): BackfillProgress {
+  const total = counts.estimate > 0 ? Math.max(Math.round(counts.estimate), counts.passed) : null;
+  const percent = last ? 100 : total === null ? null : Math.min(99, Math.floor((counts.passed * 100) / total));
+  return {
+    type: 'backfill', file: `${run.file.scope}/${run.file.name}`, step: run.step.number, description: run.step.description,
+    table: run.step.table as string, phase, rowsDone: counts.passed, rowsUpdated: counts.updated, estimatedTotal: total, percent,
+    rowsPerSecond: counts.ms > 0 ? Math.round((counts.thisRun * 1000) / counts.ms) : 0, batchRows: counts.batchRows, at: new Date().toISOString(),
+  };
+}
+
 export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const table = run.step.table as string;
   const { head, condition } = parseBackfill(splitStatements(run.step.body)[0], table);
@@ -59,16 +74,19 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const { empty, estimate } = await t.one<{ empty: boolean; estimate: number }>(compile(sql`
     select not exists (select 1 from ${ident}) as empty,
            greatest((select reltuples from pg_class where oid = to_regclass(${sql.value(table)})), 0)::float8 as estimate`));
-  if (empty) {
-    run.log.info({ table }, `${run.what}: table ${table} is empty, nothing to backfill`);
-    return;
-  }
   let cursor = run.cursor;
-  let passed = 0;
-  let updated = 0;
+  let passed = run.progress?.rowsDone ?? 0;
+  let updated = run.progress?.rowsUpdated ?? 0;
+  const fromPassed = passed;
   let lastReport = Date.now();
   const started = Date.now();
   let size = run.settings.batchRows;
+  const counts = () => ({ passed, updated, estimate, thisRun: passed - fromPassed, ms: Date.now() - started, batchRows: size });
+  if (empty) {
+    run.log.info({ table }, `${run.what}: table ${table} is empty, nothing to backfill`);
+    await report(t, run.file, run.step, progressOf(run, counts(), 'done', true));
+    return;
+  }
   for (;;) {
     const to = await batchEnd(t, ident, cursor, size);
     const range = sql.join([
@@ -78,8 +96,13 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
     const where = cursor === null && to === null ? sql`(${sql.raw(condition)})` : sql`(${sql.raw(condition)}) and ${range}`;
     const statement = sql`${sql.raw(marker(run.claimant))} ${sql.raw(head)} where ${where}`;
     const batchStarted = performance.now();
+    // The progress this batch reaches, told in its transaction: `passed` counts the rows of the range (the last batch: at most `size`).
+    const after = (rows: number) => {
+      const reached = passed + (to === null ? rows : size);
+      return progressOf(run, { ...counts(), passed: reached, updated: updated + rows, thisRun: reached - fromPassed }, 'backfill', to === null);
+    };
     const rows = await withLockRetry(t, { what: run.what, lockTimeoutMs: run.settings.lockTimeoutMs, deadlineSecs: run.settings.deadlineSecs, tables: [table], log: run.log },
-      (lockTimeoutMs) => batch(t, run, statement, to, lockTimeoutMs));
+      (lockTimeoutMs) => batch(t, run, statement, to, lockTimeoutMs, after));
     updated += rows;
     passed += to === null ? rows : size;
     size = nextBatchRows(size, performance.now() - batchStarted, run.settings.batchTargetMs, run.settings.batchRows);
@@ -91,7 +114,10 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
     if (to === null) break;
     if (run.settings.batchPauseMs > 0) await sleep(run.settings.batchPauseMs);
   }
+  run.log.info({ table }, `${run.what}: vacuum (analyze) ${table}`);
+  await report(t, run.file, run.step, progressOf(run, counts(), 'vacuum', true));
   await t.none(`${marker(run.claimant)} vacuum (analyze) ${sql.text(ident)}`);
+  await report(t, run.file, run.step, progressOf(run, counts(), 'done', true));
 }
 
 /** The id of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */
@@ -103,12 +129,13 @@ async function batchEnd(t: Db | Tx, ident: Sql, cursor: string | null, batchRows
 }
 
 /** One batch: the update and the cursor in one transaction, with the step's timeouts. */
-function batch(t: Db | Tx, run: BackfillRun, statement: Sql, to: string | null, lockTimeoutMs: number): Promise<number> {
+function batch(t: Db | Tx, run: BackfillRun, statement: Sql, to: string | null, lockTimeoutMs: number,
+  progress: (rows: number) => BackfillProgress): Promise<number> {
   return t.tx('svc-migrate-backfill', async (tx) => {
     await tx.any(compile(sql`select set_config('lock_timeout', ${sql.value(`${lockTimeoutMs}ms`)}, true),
                                      set_config('statement_timeout', ${sql.value(`${run.settings.statementTimeoutMs}ms`)}, true)`));
     const result = await tx.result(compile(statement));
-    if (!(await advance(tx, run.file, run.step, run.claimant, to, result.rowCount ?? 0))) {
+    if (!(await advance(tx, run.file, run.step, run.claimant, to, result.rowCount ?? 0, progress(result.rowCount ?? 0)))) {
       throw new ClaimLostError(`${run.what}: another instance took this step over`);
     }
     return result.rowCount ?? 0;
