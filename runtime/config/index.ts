@@ -7,6 +7,7 @@
  */
 import { ROLES, type Role } from '../ir/types.ts';
 import { readers, type Env, type Readers } from './read.ts';
+import { settingsFromEnv, type MigrateSettings } from '../db/migrate/settings.ts';
 
 export { ConfigError } from './read.ts';
 export type { ConfigProblem, Env } from './read.ts';
@@ -45,6 +46,8 @@ export interface PublicReadConfig {
 
 export interface Config {
   readonly env: 'production' | 'development';
+  /** The migration runner's SVC_MIGRATE_* settings (runtime/db/migrate/settings.ts; `svc-gen migrate` reads them itself). */
+  readonly migrate: MigrateSettings;
   readonly databaseUrl: string | null;
   readonly port: number;
   readonly host: string;
@@ -242,6 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
     console: r.oneOf('SVC_CONSOLE', ['on', 'off'], 'on') === 'on',
     dbPoolSize: r.int('SVC_DB_POOL_SIZE', 20, 1, 1000),
     allowUnknownMigrations: r.bool('SVC_ALLOW_UNKNOWN_MIGRATIONS', false),
+    migrate: settingsFromEnv(env),
     db: readDbTopology(r, databaseUrl),
     auth: {
       jwtSecret: jwtSecret ?? INSECURE_DEV_SECRET,

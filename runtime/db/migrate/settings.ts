@@ -21,6 +21,8 @@ export interface MigrateSettings {
   readonly batchTargetMs: number;
   /** SVC_MIGRATE_BATCH_PAUSE_MS: pause between backfill batches. */
   readonly batchPauseMs: number;
+  /** SVC_MIGRATE_CONTRACT_RETRY_SECS: how often a running service looks again at a contract migration held back at its start. */
+  readonly contractRetrySecs: number;
 }
 
 export const DEFAULT_SETTINGS: MigrateSettings = {
@@ -30,6 +32,7 @@ export const DEFAULT_SETTINGS: MigrateSettings = {
   batchRows: 10_000,
   batchTargetMs: 100,
   batchPauseMs: 20,
+  contractRetrySecs: 15,
 };
 
 const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: number, max: number]> = {
@@ -39,6 +42,7 @@ const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: numb
   batchRows: ['SVC_MIGRATE_BATCH_ROWS', 1, 1_000_000],
   batchTargetMs: ['SVC_MIGRATE_BATCH_TARGET_MS', 1, 60_000],
   batchPauseMs: ['SVC_MIGRATE_BATCH_PAUSE_MS', 0, 60_000],
+  contractRetrySecs: ['SVC_MIGRATE_CONTRACT_RETRY_SECS', 1, 86_400],
 };
 
 /** The settings in `env`, defaults for unset ones; a malformed value throws with the variable's name. */
