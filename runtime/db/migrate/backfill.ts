@@ -87,6 +87,8 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
     await report(t, run.file, run.step, progressOf(run, counts(), 'done', true));
     return;
   }
+  const pacer = await walPacer(t, table, run.settings.walPaceSecs);
+  let pacedMs = 0;
   for (;;) {
     const to = await batchEnd(t, ident, cursor, size);
     const range = sql.join([
@@ -109,15 +111,60 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
     cursor = to ?? cursor;
     if (Date.now() - lastReport >= PROGRESS_EVERY_MS || to === null) {
       lastReport = Date.now();
-      run.log.info({ table, passed, updated, estimate, cursor, batchRows: size }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch`);
+      const paced = pacer ? `, ${Math.round(pacedMs / 1000)} s paced to ${(pacer.bytesPerSec / 1048576).toFixed(1)} MB/s of WAL` : '';
+      run.log.info({ table, passed, updated, estimate, cursor, batchRows: size, pacedMs }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch${paced}`);
     }
     if (to === null) break;
     if (run.settings.batchPauseMs > 0) await sleep(run.settings.batchPauseMs);
+    if (pacer) pacedMs += await pacer.delay();
   }
   run.log.info({ table }, `${run.what}: vacuum (analyze) ${table}`);
   await report(t, run.file, run.step, progressOf(run, counts(), 'vacuum', true));
   await t.none(`${marker(run.claimant)} vacuum (analyze) ${sql.text(ident)}`);
   await report(t, run.file, run.step, progressOf(run, counts(), 'done', true));
+}
+
+/** The longest single pause of the WAL pacing: other sessions' WAL counts too, and must not stop a backfill for long. */
+const MAX_PACE_MS = 10_000;
+
+/** How long to wait so that `walBytes` written in `elapsedMs` took at least walBytes / bytesPerSec, at most MAX_PACE_MS. */
+export function paceDelayMs(walBytes: number, bytesPerSec: number, elapsedMs: number): number {
+  return Math.min(MAX_PACE_MS, Math.max(0, (walBytes / bytesPerSec) * 1000 - elapsedMs));
+}
+
+/**
+ * Pacing to the server's WAL (SVC_MIGRATE_WAL_PACE_SECS, ADR 019): a
+ * backfill writes a new version of every row it updates, and Postgres starts
+ * a checkpoint whenever about max_wal_size / (1 + checkpoint_completion_target)
+ * of WAL has accumulated. Checkpoints that close together stall every client
+ * in their sync phase (measured: 585 ms at the default 1 GB). After each batch
+ * the runner waits until the server's WAL since the last look (all sessions':
+ * checkpoints count it all) has taken at least `paceSecs` per such interval.
+ * Null when pacing is off (0), and for a table smaller than one interval
+ * (with its indexes): rewriting it cannot bring checkpoints close together.
+ */
+export async function walPacer(t: Db | Tx, table: string, paceSecs: number): Promise<{ readonly bytesPerSec: number; delay(): Promise<number> } | null> {
+  if (paceSecs === 0) return null;
+  const start = await t.one<{ lsn: string; interval: number; size: number }>(compile(sql`
+    select pg_current_wal_insert_lsn()::text as lsn, pg_total_relation_size(${sql.value(table)}::regclass)::float8 as size,
+           (select setting::float8 * 1048576 from pg_settings where name = 'max_wal_size')
+             / (1 + (select setting::float8 from pg_settings where name = 'checkpoint_completion_target')) as interval`));
+  if (start.size < start.interval) return null;
+  const bytesPerSec = start.interval / paceSecs;
+  let lsn = start.lsn;
+  let at = performance.now();
+  return {
+    bytesPerSec,
+    async delay() {
+      const now = await t.one<{ lsn: string; bytes: number }>(compile(sql`
+        select pg_current_wal_insert_lsn()::text as lsn, pg_wal_lsn_diff(pg_current_wal_insert_lsn(), ${sql.value(lsn)}::pg_lsn)::float8 as bytes`));
+      const ms = paceDelayMs(now.bytes, bytesPerSec, performance.now() - at);
+      lsn = now.lsn;
+      if (ms > 0) await sleep(ms);
+      at = performance.now();
+      return ms;
+    },
+  };
 }
 
 /** The id of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */

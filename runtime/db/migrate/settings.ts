@@ -21,6 +21,12 @@ export interface MigrateSettings {
   readonly batchTargetMs: number;
   /** SVC_MIGRATE_BATCH_PAUSE_MS: pause between backfill batches. */
   readonly batchPauseMs: number;
+  /**
+   * SVC_MIGRATE_WAL_PACE_SECS: a backfill waits between batches so that the
+   * server's WAL fills one checkpoint interval (max_wal_size / (1 +
+   * checkpoint_completion_target)) in no less than this many seconds; 0: no pacing.
+   */
+  readonly walPaceSecs: number;
   /** SVC_MIGRATE_CONTRACT_RETRY_SECS: how often a running service looks again at a contract migration held back at its start. */
   readonly contractRetrySecs: number;
 }
@@ -32,6 +38,7 @@ export const DEFAULT_SETTINGS: MigrateSettings = {
   batchRows: 10_000,
   batchTargetMs: 100,
   batchPauseMs: 20,
+  walPaceSecs: 30,
   contractRetrySecs: 15,
 };
 
@@ -42,6 +49,7 @@ const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: numb
   batchRows: ['SVC_MIGRATE_BATCH_ROWS', 1, 1_000_000],
   batchTargetMs: ['SVC_MIGRATE_BATCH_TARGET_MS', 1, 60_000],
   batchPauseMs: ['SVC_MIGRATE_BATCH_PAUSE_MS', 0, 60_000],
+  walPaceSecs: ['SVC_MIGRATE_WAL_PACE_SECS', 0, 3_600],
   contractRetrySecs: ['SVC_MIGRATE_CONTRACT_RETRY_SECS', 1, 86_400],
 };
 
