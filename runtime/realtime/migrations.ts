@@ -6,7 +6,8 @@
  * whichever transport the tier uses (a starting instance's runner has no tier
  * of its own). Frames: `{op:'message', channel:'migrations', data, from:null}`.
  * The channel is the platform's: global scope, Admins without a tenant only;
- * no client may publish on it.
+ * the prefix is reserved (no other `migrations...` channel may be subscribed
+ * to) and no client may publish on it.
  */
 import type { Notifier } from '../db/index.ts';
 import { MIGRATIONS_NOTIFY_CHANNEL, MIGRATIONS_REALTIME_CHANNEL } from '../db/index.ts';
@@ -15,7 +16,7 @@ import type { RealtimeTier } from './tier.ts';
 
 export async function relayMigrationNews(tier: RealtimeTier, notifier: Notifier, log: Logger): Promise<() => Promise<void>> {
   tier.guardChannels(MIGRATIONS_REALTIME_CHANNEL, async (principal, scope, channel) =>
-    channel !== MIGRATIONS_REALTIME_CHANNEL || (principal.role === 'Admin' && scope.tenantId === null));
+    channel === MIGRATIONS_REALTIME_CHANNEL && principal.role === 'Admin' && scope.tenantId === null);
   return notifier.listen(MIGRATIONS_NOTIFY_CHANNEL, (payload) => {
     let raw: string;
     try {
