@@ -42,7 +42,8 @@ export const DEFAULT_SETTINGS: MigrateSettings = {
   contractRetrySecs: 15,
 };
 
-const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: number, max: number]> = {
+/** Each setting's variable and bounds (the service's config reads them with its own readers: runtime/config). */
+export const MIGRATE_VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: number, max: number]> = {
   lockTimeoutMs: ['SVC_MIGRATE_LOCK_TIMEOUT_MS', 1, 600_000],
   statementTimeoutMs: ['SVC_MIGRATE_STATEMENT_TIMEOUT_MS', 0, 86_400_000],
   deadlineSecs: ['SVC_MIGRATE_DEADLINE_SECS', 0, 86_400],
@@ -56,7 +57,7 @@ const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: numb
 /** The settings in `env`, defaults for unset ones; a malformed value throws with the variable's name. */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): MigrateSettings {
   const settings: Record<string, number> = { ...DEFAULT_SETTINGS };
-  for (const [key, [name, min, max]] of Object.entries(VARIABLES)) {
+  for (const [key, [name, min, max]] of Object.entries(MIGRATE_VARIABLES)) {
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') continue;
     const value = Number(raw);
