@@ -82,10 +82,10 @@ alter table "contact" validate constraint "contact_company_fk";
 alter table "contact" alter column "kind_plain" set not null`,
   },
   {
-    // The same change without the WAL pacing (SVC_MIGRATE_WAL_PACE_SECS=0), on a column of its own, to compare in one run.
-    name: 'make required, unpaced',
-    safe: makeRequired('kind_unpaced'),
-    settings: { walPaceSecs: 0 },
+    // The same change paced to the server's WAL (SVC_MIGRATE_WAL_PACE_SECS=30), on a column of its own, to compare in one run.
+    name: 'make required, WAL paced',
+    safe: makeRequired('kind_paced'),
+    settings: { walPaceSecs: 30 },
   },
   {
     name: 'add column, volatile default',

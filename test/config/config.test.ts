@@ -106,8 +106,8 @@ describe('loadConfig', () => {
   });
 
   it('reads the migration runner\'s SVC_MIGRATE_* settings, a bad one reported with the others', () => {
-    expect(loadConfig({ ...base, SVC_MIGRATE_CONTRACT_RETRY_SECS: '2', SVC_MIGRATE_WAL_PACE_SECS: '0' }).migrate)
-      .toMatchObject({ contractRetrySecs: 2, walPaceSecs: 0, lockTimeoutMs: 100, batchRows: 10_000 });
+    expect(loadConfig({ ...base, SVC_MIGRATE_CONTRACT_RETRY_SECS: '2', SVC_MIGRATE_WAL_PACE_SECS: '30' }).migrate)
+      .toMatchObject({ contractRetrySecs: 2, walPaceSecs: 30, lockTimeoutMs: 100, batchRows: 10_000 });
     expect(() => loadConfig({ ...base, SVC_MIGRATE_BATCH_ROWS: 'many', PORT: 'eighty' }))
       .toThrow(expect.objectContaining({ problems: [expect.objectContaining({ variable: 'PORT' }), expect.objectContaining({ variable: 'SVC_MIGRATE_BATCH_ROWS' })] }));
   });

@@ -7,15 +7,15 @@ import { MIN_BATCH_ROWS, nextBatchRows, paceDelayMs } from '../../runtime/db/mig
 describe('settingsFromEnv', () => {
   it('defaults to a 100 ms lock timeout, 15 s statement timeout, 600 s deadline, 10,000-row batches', () => {
     expect(settingsFromEnv({})).toEqual(DEFAULT_SETTINGS);
-    expect(DEFAULT_SETTINGS).toMatchObject({ lockTimeoutMs: 100, statementTimeoutMs: 15_000, deadlineSecs: 600, batchRows: 10_000, batchTargetMs: 100, contractRetrySecs: 15, walPaceSecs: 30 });
+    expect(DEFAULT_SETTINGS).toMatchObject({ lockTimeoutMs: 100, statementTimeoutMs: 15_000, deadlineSecs: 600, batchRows: 10_000, batchTargetMs: 100, contractRetrySecs: 15, walPaceSecs: 0 });
   });
 
   it('reads each variable', () => {
     expect(settingsFromEnv({
       SVC_MIGRATE_LOCK_TIMEOUT_MS: '250', SVC_MIGRATE_STATEMENT_TIMEOUT_MS: '0', SVC_MIGRATE_DEADLINE_SECS: '30',
       SVC_MIGRATE_BATCH_ROWS: '500', SVC_MIGRATE_BATCH_PAUSE_MS: '0', SVC_MIGRATE_BATCH_TARGET_MS: '50', SVC_MIGRATE_CONTRACT_RETRY_SECS: '5',
-      SVC_MIGRATE_WAL_PACE_SECS: '0',
-    })).toEqual({ lockTimeoutMs: 250, statementTimeoutMs: 0, deadlineSecs: 30, batchRows: 500, batchPauseMs: 0, batchTargetMs: 50, contractRetrySecs: 5, walPaceSecs: 0 });
+      SVC_MIGRATE_WAL_PACE_SECS: '30',
+    })).toEqual({ lockTimeoutMs: 250, statementTimeoutMs: 0, deadlineSecs: 30, batchRows: 500, batchPauseMs: 0, batchTargetMs: 50, contractRetrySecs: 5, walPaceSecs: 30 });
   });
 
   it('refuses a malformed value, naming the variable', () => {

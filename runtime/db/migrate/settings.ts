@@ -24,7 +24,8 @@ export interface MigrateSettings {
   /**
    * SVC_MIGRATE_WAL_PACE_SECS: a backfill waits between batches so that the
    * server's WAL fills one checkpoint interval (max_wal_size / (1 +
-   * checkpoint_completion_target)) in no less than this many seconds; 0: no pacing.
+   * checkpoint_completion_target)) in no less than this many seconds; 0 (the
+   * default): no pacing. Unmeasured so far (ADR 019), hence off.
    */
   readonly walPaceSecs: number;
   /** SVC_MIGRATE_CONTRACT_RETRY_SECS: how often a running service looks again at a contract migration held back at its start. */
@@ -38,7 +39,7 @@ export const DEFAULT_SETTINGS: MigrateSettings = {
   batchRows: 10_000,
   batchTargetMs: 100,
   batchPauseMs: 20,
-  walPaceSecs: 30,
+  walPaceSecs: 0,
   contractRetrySecs: 15,
 };
 
