@@ -34,13 +34,20 @@ describe('backfill progress on the realtime channel `migrations`', () => {
     await service?.close();
   });
 
-  it('is for Admins without a tenant only', async () => {
+  it('is for Admins without a tenant only, reserved (no other migrations... channel) and never published by a client', async () => {
     for (const principal of [{ role: 'Manager' as const, userId: 'progress-manager' }, { role: 'Admin' as const, userId: 'progress-tenant-admin', tenantId: 't1' }]) {
       const client = await RtClient.connect(service.url, await service.token(principal));
       client.send({ op: 'subscribe', channel: 'migrations' });
       expect(await client.next((f) => f.op === 'error')).toMatchObject({ code: 'forbidden', channel: 'migrations' });
       client.close();
     }
+    const admin = await RtClient.connect(service.url, await service.token({ role: 'Admin', userId: 'progress-publisher' }));
+    await admin.subscribe('migrations');
+    admin.send({ op: 'publish', channel: 'migrations', data: { type: 'applied', file: 'fake' } });
+    expect(await admin.next((f) => f.op === 'error')).toMatchObject({ code: 'forbidden', channel: 'migrations' });
+    admin.send({ op: 'subscribe', channel: 'migrations:other' });
+    expect(await admin.next((f) => f.op === 'error')).toMatchObject({ code: 'forbidden', channel: 'migrations:other' });
+    admin.close();
   });
 
   it('sends each batch, then the vacuum and the end, ending at 100 %; GET /meta/migrations shows the step meanwhile', async () => {
