@@ -158,6 +158,7 @@ async function measure(session: Session, change: Change, form: 'safe' | 'plain')
   await traffic.stop();
   const row: Row = { change: change.name, form, durationMs: to - from, impact: impact(traffic.samples, from, to, forcedCheckpoints()), error };
   say(`${change.name}, ${form}: ${seconds(row.durationMs)}, worst wait ${Math.round(row.impact.worstWaitMs)} ms at ${seconds(row.impact.worstAtMs)} `
+    + `${row.impact.worstOutsideMs === null ? '' : `(${Math.round(row.impact.worstOutsideMs)} ms outside forced checkpoints) `}`
     + `(${new Date(Date.now() - (performance.now() - from - row.impact.worstAtMs)).toISOString().slice(11, 23)} UTC, for the server log)${error ? `, migration failed: ${error}` : ''}`);
   return row;
 }
