@@ -5,10 +5,15 @@
  * and `undo` run without traffic, outside the measurement.
  */
 
+import type { MigrateSettings } from '../../runtime/db/migrate/index.ts';
+
 export interface Change {
   readonly name: string;
   readonly safe: string;
-  readonly plain: string;
+  /** Absent for a variant of the safe form (the plain form is measured by the change it varies). */
+  readonly plain?: string;
+  /** The runner's settings for the safe form, over the environment's. */
+  readonly settings?: Partial<MigrateSettings>;
   readonly setup?: string;
   /** Puts the table back as it was before the change, between the two forms. */
   readonly undo?: string;
@@ -18,7 +23,28 @@ export interface Change {
 
 const HEADER = (what: string) => `-- svc-gen migration 0001: ${what}\n`;
 
+/** "make required" on column `column`: default, backfill, check not valid, validate, set not null. */
+const makeRequired = (column: string) => `${HEADER('Contact.kind required')}-- step 1 transactional: new rows get the default
+alter table "contact" alter column "${column}" set default 'lead';
+-- step 2 backfill "contact": fill Contact.kind
+update "contact" set "${column}" = 'lead' where "${column}" is null;
+-- step 3 transactional: check Contact.kind not null, not valid
+alter table "contact" add constraint "contact_${column}_nn" check ("${column}" is not null) not valid;
+-- step 4 online: validate the check
+alter table "contact" validate constraint "contact_${column}_nn";
+-- step 5 transactional: Contact.kind not null (the check spares the scan), the check dropped
+alter table "contact" alter column "${column}" set not null;
+alter table "contact" drop constraint "contact_${column}_nn";
+`;
+
 export const CHANGES: readonly Change[] = [
+  {
+    // The noise floor: the same traffic while the runner changes nothing for 60 s (a preflight that sleeps and finds no row).
+    name: 'control: no change, 60 s',
+    safe: `${HEADER('nothing')}-- step 1 preflight: sleep 60 s, find nothing
+select 1 as offending from pg_sleep(60) where random() < 0;
+`,
+  },
   {
     name: 'add index',
     safe: `${HEADER('index Contact.email')}-- step 1 online: index Contact.email
@@ -51,20 +77,15 @@ alter table "contact" validate constraint "contact_company_fk";
   },
   {
     name: 'make required',
-    safe: `${HEADER('Contact.kind required')}-- step 1 transactional: new rows get the default
-alter table "contact" alter column "kind_safe" set default 'lead';
--- step 2 backfill "contact": fill Contact.kind
-update "contact" set "kind_safe" = 'lead' where "kind_safe" is null;
--- step 3 transactional: check Contact.kind not null, not valid
-alter table "contact" add constraint "contact_kind_safe_nn" check ("kind_safe" is not null) not valid;
--- step 4 online: validate the check
-alter table "contact" validate constraint "contact_kind_safe_nn";
--- step 5 transactional: Contact.kind not null (the check spares the scan), the check dropped
-alter table "contact" alter column "kind_safe" set not null;
-alter table "contact" drop constraint "contact_kind_safe_nn";
-`,
+    safe: makeRequired('kind_safe'),
     plain: `update "contact" set "kind_plain" = 'lead' where "kind_plain" is null;
 alter table "contact" alter column "kind_plain" set not null`,
+  },
+  {
+    // The same change paced to the server's WAL (SVC_MIGRATE_WAL_PACE_SECS=30), on a column of its own, to compare in one run.
+    name: 'make required, WAL paced',
+    safe: makeRequired('kind_paced'),
+    settings: { walPaceSecs: 30 },
   },
   {
     name: 'add column, volatile default',

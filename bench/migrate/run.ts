@@ -9,10 +9,13 @@
  *   BENCH_ROWS (10,000,000)   rows of the table, seeded with generate_series
  *   BENCH_CLIENTS (8)         client connections, half reads, half single-row writes
  *   BENCH_CHANGES (all)       semicolon-separated names of the changes to run (changes.ts; names hold commas)
+ *   BENCH_SAFE_ONLY (unset)   1: the safe forms only (the plain ones stop every client for minutes)
+ *   BENCH_SERVER_LOG (unset)  the server's log file (log_checkpoints on): adds the worst wait outside the
+ *                             checkpoints other sessions forced (CREATE/DROP DATABASE on a shared server)
  *
  * The database is `runner_bench` on the local server, dropped at the end.
  */
-import { mkdtempSync, mkdirSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -21,7 +24,7 @@ import pgPromise from '../../runtime/db/pg-promise.ts';
 import { migrate, type MigrateLog } from '../../runtime/db/migrate/index.ts';
 import type { Db } from '../../runtime/db/types.ts';
 import { CHANGES, type Change } from './changes.ts';
-import { connect, impact, startTraffic, type Impact } from './traffic.ts';
+import { connect, impact, startTraffic, type Impact, type Window } from './traffic.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
@@ -67,7 +70,7 @@ async function main(): Promise<void> {
       if (change.setup) await client.query(change.setup);
       rows.push(await measure(session, change, 'safe'));
       if (change.undo) await client.query(change.undo);
-      rows.push(await measure(session, change, 'plain'));
+      if (change.plain !== undefined && process.env.BENCH_SAFE_ONLY !== '1') rows.push(await measure(session, change, 'plain'));
       if (change.undo) await client.query(change.undo);
       await client.query('vacuum (analyze) "contact"');
     }
@@ -96,7 +99,7 @@ async function seed(client: pg.Client): Promise<void> {
     create table "contact" (
       "id" text not null, "tenant_id" text not null, "email" text not null, "name" text not null,
       "n" integer not null, "company_id" text, "created_at" timestamptz not null default now(),
-      "kind_safe" text, "kind_plain" text
+      "kind_safe" text, "kind_plain" text, "kind_paced" text
     )`);
   await client.query(`insert into "contact" ("id", "tenant_id", "email", "name", "n", "company_id")
     select lpad(to_hex(g), 26, '0'), 't' || (g % 100), 'user' || g || '@example.com', 'Name ' || g, g, 'c' || (g % 1000)
@@ -115,17 +118,20 @@ function safeSet(change: Change): { scope: string; dir: string } {
   return { scope: `bench:${change.name}`, dir };
 }
 
+/** The runner's lines, each with the seconds since the change started (to place the worst wait). */
+let appliedFrom = performance.now();
+const at = () => `${((performance.now() - appliedFrom) / 1000).toFixed(1)} s`;
 const runnerLog: MigrateLog = {
-  info: (_d, message) => say(`  runner: ${message}`),
-  warn: (_d, message) => say(`  runner: ${message.length > 300 ? `${message.slice(0, 300)}...` : message}`),
+  info: (_d, message) => say(`  ${at()} runner: ${message}`),
+  warn: (_d, message) => say(`  ${at()} runner: ${message.length > 300 ? `${message.slice(0, 300)}...` : message}`),
 };
 
 async function apply(session: Session, change: Change, form: 'safe' | 'plain'): Promise<void> {
   if (form === 'safe') {
-    await migrate(session.runner, [safeSet(change)], { log: runnerLog });
+    await migrate(session.runner, [safeSet(change)], { log: runnerLog, settings: change.settings });
     return;
   }
-  await session.plain.query(`begin; ${change.plain}; commit`).catch(async (error: Error) => {
+  await session.plain.query(`begin; ${change.plain ?? ''}; commit`).catch(async (error: Error) => {
     await session.plain.query('rollback');
     throw error;
   });
@@ -144,20 +150,47 @@ async function measure(session: Session, change: Change, form: 'safe' | 'plain')
   await pause(1_000); // plans cached, steady state
   const reader = change.reader ? await startReader(session.reader) : null;
   const from = performance.now();
+  appliedFrom = from;
   let error: string | null = null;
   await apply(session, change, form).catch((e: Error) => (error = e.message));
   const to = performance.now();
   await reader?.ended;
   await traffic.stop();
-  const row: Row = { change: change.name, form, durationMs: to - from, impact: impact(traffic.samples, from, to), error };
-  say(`${change.name}, ${form}: ${seconds(row.durationMs)}, worst wait ${Math.round(row.impact.worstWaitMs)} ms${error ? `, migration failed: ${error}` : ''}`);
+  const row: Row = { change: change.name, form, durationMs: to - from, impact: impact(traffic.samples, from, to, forcedCheckpoints()), error };
+  say(`${change.name}, ${form}: ${seconds(row.durationMs)}, worst wait ${Math.round(row.impact.worstWaitMs)} ms at ${seconds(row.impact.worstAtMs)} `
+    + `${row.impact.worstOutsideMs === null ? '' : `(${Math.round(row.impact.worstOutsideMs)} ms outside forced checkpoints) `}`
+    + `(${new Date(Date.now() - (performance.now() - from - row.impact.worstAtMs)).toISOString().slice(11, 23)} UTC, for the server log)${error ? `, migration failed: ${error}` : ''}`);
   return row;
 }
 
+const LOG_LINE = /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC \[\d+\] LOG: {2}checkpoint (starting: (?:immediate )?force|complete)/;
+
+/** The server's forced checkpoints (`checkpoint starting: immediate force ...` to its `complete`), from BENCH_SERVER_LOG; null without it. */
+function forcedCheckpoints(): Window[] | null {
+  const file = process.env.BENCH_SERVER_LOG;
+  if (!file) return null;
+  const windows: Window[] = [];
+  let start: number | null = null;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = LOG_LINE.exec(line);
+    if (!m) continue;
+    const at = Date.parse(`${m[1].replace(' ', 'T')}Z`);
+    if (m[2] !== 'complete') start = at;
+    else if (start !== null) {
+      windows.push({ from: start, to: at });
+      start = null;
+    }
+  }
+  if (start !== null) windows.push({ from: start, to: Infinity });
+  return windows;
+}
+
 function print(rows: readonly Row[]): void {
-  const head = ['change', 'form', 'duration', 'worst client wait', 'longest full stall', 'failed client stmts', 'client stmts', 'migration'];
+  const outside = rows.some((r) => r.impact.worstOutsideMs !== null);
+  const head = ['change', 'form', 'duration', 'worst client wait', ...(outside ? ['worst outside forced checkpoints'] : []), 'longest full stall', 'failed client stmts', 'client stmts', 'migration'];
   const lines = rows.map((r) => [
-    r.change, r.form, seconds(r.durationMs), `${Math.round(r.impact.worstWaitMs)} ms`, `${Math.round(r.impact.longestStallMs)} ms`,
+    r.change, r.form, seconds(r.durationMs), `${Math.round(r.impact.worstWaitMs)} ms`,
+    ...(outside ? [r.impact.worstOutsideMs === null ? '' : `${Math.round(r.impact.worstOutsideMs)} ms`] : []), `${Math.round(r.impact.longestStallMs)} ms`,
     String(r.impact.failed), r.impact.statements.toLocaleString('en-US'), r.error ? `failed: ${r.error.slice(0, 60)}` : 'ok',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));

@@ -63,16 +63,28 @@ export function startTraffic(connections: readonly pg.Client[], rows: number): T
 export interface Impact {
   /** The longest any client waited for one statement that ran during the window. */
   readonly worstWaitMs: number;
+  /** When the worst wait began, in ms after `from` (to find the step that caused it in the runner's log). */
+  readonly worstAtMs: number;
   /** The longest stretch in the window in which no client finished any statement. */
   readonly longestStallMs: number;
   readonly failed: number;
   readonly statements: number;
+  /**
+   * The worst wait of the statements that overlap none of `excluded` (the
+   * server's forced checkpoints: other sessions' CREATE or DROP DATABASE on a
+   * shared server), null when no window was given.
+   */
+  readonly worstOutsideMs: number | null;
 }
 
+/** A stretch of wall-clock time (epoch ms). */
+export interface Window { readonly from: number; readonly to: number }
+
 /** What the traffic felt between `from` and `to` (performance.now() times). */
-export function impact(samples: readonly Sample[], from: number, to: number): Impact {
+export function impact(samples: readonly Sample[], from: number, to: number, excluded: readonly Window[] | null = null): Impact {
   const during = samples.filter((s) => s.end >= from && s.start <= to);
-  const worstWaitMs = during.reduce((worst, s) => Math.max(worst, s.end - s.start), 0);
+  const worst = during.reduce<Sample | null>((w, s) => (w === null || s.end - s.start > w.end - w.start ? s : w), null);
+  const worstWaitMs = worst ? worst.end - worst.start : 0;
   const ends = during.map((s) => s.end).filter((end) => end >= from && end <= to).sort((a, b) => a - b);
   let longestStallMs = 0;
   let previous = from;
@@ -80,5 +92,10 @@ export function impact(samples: readonly Sample[], from: number, to: number): Im
     longestStallMs = Math.max(longestStallMs, end - previous);
     previous = end;
   }
-  return { worstWaitMs, longestStallMs, failed: during.filter((s) => !s.ok).length, statements: during.length };
+  const epoch = (t: number) => performance.timeOrigin + t;
+  // Only the windows that overlap this one (a shared server's log holds thousands).
+  const windows = excluded?.filter((w) => w.from < epoch(to) + 60_000 && w.to > epoch(from) - 60_000) ?? null;
+  const outside = windows && during.filter((s) => !windows.some((w) => epoch(s.start) < w.to && epoch(s.end) > w.from));
+  const worstOutsideMs = outside ? outside.reduce((w, s) => Math.max(w, s.end - s.start), 0) : null;
+  return { worstWaitMs, worstAtMs: worst ? worst.start - from : 0, longestStallMs, failed: during.filter((s) => !s.ok).length, statements: during.length, worstOutsideMs };
 }

@@ -7,6 +7,7 @@
  */
 import { ROLES, type Role } from '../ir/types.ts';
 import { readers, type Env, type Readers } from './read.ts';
+import { DEFAULT_SETTINGS, MIGRATE_VARIABLES, type MigrateSettings } from '../db/migrate/settings.ts';
 
 export { ConfigError } from './read.ts';
 export type { ConfigProblem, Env } from './read.ts';
@@ -45,6 +46,8 @@ export interface PublicReadConfig {
 
 export interface Config {
   readonly env: 'production' | 'development';
+  /** The migration runner's SVC_MIGRATE_* settings (runtime/db/migrate/settings.ts; `svc-gen migrate` reads them itself). */
+  readonly migrate: MigrateSettings;
   readonly databaseUrl: string | null;
   readonly port: number;
   readonly host: string;
@@ -210,6 +213,13 @@ export interface GraphQLLimits {
   readonly exactCountLimit: number;
 }
 
+/** The runner's SVC_MIGRATE_* variables (runtime/db/migrate/settings.ts), each problem reported with the others. */
+function readMigrate(r: Readers): MigrateSettings {
+  const settings: Record<string, number> = { ...DEFAULT_SETTINGS };
+  for (const [key, [name, min, max]] of Object.entries(MIGRATE_VARIABLES)) settings[key] = r.int(name, settings[key], min, max);
+  return settings as unknown as MigrateSettings;
+}
+
 /** Used only outside production when JWT_SECRET is unset; a warning is logged. */
 export const INSECURE_DEV_SECRET = 'svc-gen-insecure-development-secret-change-me';
 
@@ -242,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
     console: r.oneOf('SVC_CONSOLE', ['on', 'off'], 'on') === 'on',
     dbPoolSize: r.int('SVC_DB_POOL_SIZE', 20, 1, 1000),
     allowUnknownMigrations: r.bool('SVC_ALLOW_UNKNOWN_MIGRATIONS', false),
+    migrate: readMigrate(r),
     db: readDbTopology(r, databaseUrl),
     auth: {
       jwtSecret: jwtSecret ?? INSECURE_DEV_SECRET,

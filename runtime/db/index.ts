@@ -26,7 +26,8 @@ export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
 export {
   appliedMigrations, migrate, runMigrations, migrationStatus, unknownMigrations, newestMigration, planMigrations, formatPlan, MigrationError,
-  type MigrationSet, type MigrateLog, type MigrateResult,
+  runningSteps, MIGRATIONS_NOTIFY_CHANNEL, MIGRATIONS_REALTIME_CHANNEL,
+  type MigrationSet, type MigrateLog, type MigrateResult, type RunningStep, type MigrationNews,
 } from './migrate/index.ts';
 
 /**

@@ -35,6 +35,8 @@ export const LOCK_KEYS = {
   periodicLoginThrottleSweep: 7_305_648_312_031,
   periodicJobRetention: 7_305_648_312_043,
   periodicJobCountsFold: 7_305_648_312_044,
+  /** The retry of a contract migration held back at start (service/contracts.ts), one instance at a time. */
+  periodicContractRetry: 7_305_648_312_050,
 } as const;
 
 /** The class (first int) of durable feed consumers' two-int keys; the second is hashtext(consumer name). */

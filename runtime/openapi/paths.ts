@@ -72,11 +72,19 @@ export const CORE_PATHS: PathsContribution = {
     responses: { 200: { description: 'the IR', schema: obj({ kind: { const: 'schema' }, models: { type: 'array' } }) }, ...errors(401, 403) },
   }) },
   '/meta/migrations': { get: op({
-    summary: 'Applied migrations (oldest first), pending and unknown ones (Admin)', tags: ['meta'], security: bearer,
+    summary: 'Applied migrations (oldest first), pending, held-back and unknown ones, steps in progress (Admin)', tags: ['meta'], security: bearer,
+    description: '`heldBack`: a contract file (and the files after it) waiting for instances of an older build to go; the service retries it '
+      + 'in the background. `running`: steps a runner started and has not finished; a backfill carries its last progress, the object '
+      + 'the realtime channel `migrations` published after its last batch (docs/migrations.md).',
     responses: {
       200: { description: 'migrations', schema: obj({
         applied: { type: 'array', items: obj({ scope: str, name: str, appliedAt: timestamp }) },
-        pending: { type: 'array', items: str }, unknown: { type: 'array', items: str },
+        pending: { type: 'array', items: str }, heldBack: { type: 'array', items: str }, unknown: { type: 'array', items: str },
+        running: { type: 'array', items: obj({
+          file: str, step: { type: 'integer' }, kind: str, description: str, startedAt: timestamp,
+          heartbeatAt: { type: ['string', 'null'], format: 'date-time' }, live: { type: 'boolean' },
+          progress: { type: ['object', 'null'], description: 'a backfill: {type, file, step, description, table, phase, rowsDone, rowsUpdated, estimatedTotal, percent, rowsPerSecond, batchRows, at}' },
+        }) },
       }) },
       ...errors(401, 403),
     },

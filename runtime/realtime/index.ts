@@ -11,6 +11,7 @@ import type { RealtimeConfig } from './config.ts';
 import { createPgPresence } from './presence.ts';
 import { INSTANCES_PATHS, mountInstancesRoute } from './instances.ts';
 import { watchRevocations } from './revocation.ts';
+import { relayMigrationNews } from './migrations.ts';
 import { createRealtimeServer, REALTIME_PATH, type RealtimeServer } from './server.ts';
 import { RealtimeTier } from './tier.ts';
 import { createPgTransport, type Transport } from './transport.ts';
@@ -42,11 +43,13 @@ export const realtime = defineCapability({
     mountInstancesRoute(ctx.router, { db: ctx.db, auth, self: instanceId, schemaMigration });
     ctx.services.openapi.add(INSTANCES_PATHS);
     const unwatch = await watchRevocations(ctx.notifier, tier.hub.sessions, auth, ctx.log);
+    const unrelay = await relayMigrationNews(tier, ctx.notifier, ctx.log);
     const timers = startTimers(ctx, tier, server, config);
     return {
       async stop() {
         timers.forEach(clearInterval);
         await unwatch();
+        await unrelay();
         tier.quiesce();
         await server.closeAll();
         await tier.stop();

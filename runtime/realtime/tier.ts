@@ -88,6 +88,11 @@ export class RealtimeTier implements RealtimeBus {
     this.deliver(envelope, except);
   }
 
+  /** A message every instance hears by itself (a Postgres notification): delivered to this instance's subscribers only. */
+  deliverHere(tenant: string | null, channel: string, raw: string): void {
+    this.deliver({ kind: 'message', origin: this.instanceId, tenant, channel, raw, from: null });
+  }
+
   async join(session: Session, channel: string): Promise<void> {
     const entry = { tenant: session.tenant, channel, userId: session.userId };
     const first = await this.updatePresence(entry, +1);

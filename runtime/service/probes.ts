@@ -14,7 +14,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type Koa from 'koa';
 import { join } from 'node:path';
-import { appliedMigrations, migrationStatus, unknownMigrations } from '../db/index.ts';
+import { appliedMigrations, migrationStatus, runningSteps, unknownMigrations } from '../db/index.ts';
 import { principalOf, requireRole } from '../auth/index.ts';
 import { forbidden, notFound } from '../http/errors.ts';
 import { defineCapability } from '../core/index.ts';
@@ -73,10 +73,11 @@ export const core = defineCapability({
       if (ctx.config.env === 'production' && (await principalOf(koa, ctx.services.auth)).role !== 'Admin') throw forbidden();
       koa.body = ctx.ir;
     });
-    // The console's migrations view (CONTRACT section 16): applied files with their time, pending and unknown ones.
+    // The console's migrations view (CONTRACT section 16): applied files with their time, pending, held-back and unknown
+    // ones, and the steps a runner is in (a backfill with its progress, as on the realtime channel `migrations`).
     ctx.router.get('/meta/migrations', requireRole(ctx.services.auth, ['Admin']), async (koa) => {
-      const [applied, status] = await Promise.all([appliedMigrations(ctx.db), migrationStatus(ctx.db, sets)]);
-      koa.body = { applied, pending: status.pending, unknown: status.unknown };
+      const [applied, status, running] = await Promise.all([appliedMigrations(ctx.db), migrationStatus(ctx.db, sets), runningSteps(ctx.db)]);
+      koa.body = { applied, pending: status.pending, heldBack: status.heldBack, unknown: status.unknown, running };
     });
     const schemaFile = join(ctx.root, 'schema.ts');
     ctx.router.get('/schema.ts', (koa) => {

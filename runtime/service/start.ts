@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config, type Env } from '../config/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
-import { openServiceDatabase, migrate, type Database, type MigrationSet } from '../db/index.ts';
+import { openServiceDatabase, runMigrations, type Database, type MigrationSet } from '../db/index.ts';
+import { retryHeldContracts } from './contracts.ts';
 import { createApp, type ErrorObserver, type RequestObserver } from '../http/app.ts';
 import { drainServer } from '../http/drain.ts';
 import { fromSnapshot } from '../ir/snapshot.ts';
@@ -138,7 +139,7 @@ export async function mountService(definition: ServiceDefinition, options: Mount
   };
   try {
     const ordered = orderCapabilities(CAPABILITIES);
-    const applied = await migrate(database.direct, migrationSets(root), { log });
+    const { applied, heldBack } = await runMigrations(database.direct, migrationSets(root), { log, settings: config.migrate });
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     const { base, app, upgrades } = assemble(definition, config, log, root, database, server);
     const services: Partial<Services> = {};
@@ -147,6 +148,10 @@ export async function mountService(definition: ServiceDefinition, options: Mount
       if (handle) handles.push(handle);
     }
     assertProvided(services, CAPABILITIES.flatMap((c) => c.provides), 'the service');
+    if (heldBack) {
+      handles.push(retryHeldContracts(database.db, database.direct, migrationSets(root), log,
+        { settings: config.migrate, heldBack: heldBack.file }));
+    }
     const ctx: ServiceContext = { ...base, services };
     const upgrade: UpgradeHandler = (request, socket, head) => {
       const path = new URL(request.url ?? '/', 'http://localhost').pathname;

@@ -105,6 +105,13 @@ describe('loadConfig', () => {
     expect((error as ConfigError).variable).toBe('JWT_SECRET');
   });
 
+  it('reads the migration runner\'s SVC_MIGRATE_* settings, a bad one reported with the others', () => {
+    expect(loadConfig({ ...base, SVC_MIGRATE_CONTRACT_RETRY_SECS: '2', SVC_MIGRATE_WAL_PACE_SECS: '30' }).migrate)
+      .toMatchObject({ contractRetrySecs: 2, walPaceSecs: 30, lockTimeoutMs: 100, batchRows: 10_000 });
+    expect(() => loadConfig({ ...base, SVC_MIGRATE_BATCH_ROWS: 'many', PORT: 'eighty' }))
+      .toThrow(expect.objectContaining({ problems: [expect.objectContaining({ variable: 'PORT' }), expect.objectContaining({ variable: 'SVC_MIGRATE_BATCH_ROWS' })] }));
+  });
+
   it('reads the media settings, and requires a bucket for the s3 driver', () => {
     expect(loadConfig(base).media).toMatchObject({
       driver: 'local', maxBytes: 10 * 1024 * 1024, allowedTypes: [], uploadTtlSecs: 3600, publicUrl: null,

@@ -13,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db, Tx } from '../types.ts';
 import { compile, sql, type Sql } from '../../sql/index.ts';
 import { parseBackfill, splitStatements, type Step } from './parse.ts';
-import { advance, marker, type Claimant, type MigrationFile } from './store.ts';
+import { advance, marker, report, type Claimant, type MigrationFile } from './store.ts';
+import type { BackfillProgress } from './news.ts';
 import { withLockRetry, type MigrateLog } from './retry.ts';
 import type { MigrateSettings } from './settings.ts';
 
@@ -30,6 +31,8 @@ export interface BackfillRun {
   readonly claimant: Claimant;
   /** The cursor stored by an earlier, interrupted run. */
   readonly cursor: string | null;
+  /** The progress stored by an earlier, interrupted run (its counts go on). */
+  readonly progress: BackfillProgress | null;
   readonly settings: MigrateSettings;
   readonly log: MigrateLog;
   readonly what: string;
@@ -52,6 +55,18 @@ export function nextBatchRows(rows: number, tookMs: number, targetMs: number, ma
   return rows;
 }
 
+/** Progress as published (news.ts) and stored: percent of the reltuples estimate, 100 only once the last batch is done. */
+export function progressOf(run: BackfillRun, counts: { passed: number; updated: number; estimate: number; thisRun: number; ms: number; batchRows: number },
+  phase: BackfillProgress['phase'], last: boolean): BackfillProgress {
+  const total = counts.estimate > 0 ? Math.max(Math.round(counts.estimate), counts.passed) : null;
+  const percent = last ? 100 : total === null ? null : Math.min(99, Math.floor((counts.passed * 100) / total));
+  return {
+    type: 'backfill', file: `${run.file.scope}/${run.file.name}`, step: run.step.number, description: run.step.description,
+    table: run.step.table as string, phase, rowsDone: counts.passed, rowsUpdated: counts.updated, estimatedTotal: total, percent,
+    rowsPerSecond: counts.ms > 0 ? Math.round((counts.thisRun * 1000) / counts.ms) : 0, batchRows: counts.batchRows, at: new Date().toISOString(),
+  };
+}
+
 export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const table = run.step.table as string;
   const { head, condition } = parseBackfill(splitStatements(run.step.body)[0], table);
@@ -59,16 +74,21 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const { empty, estimate } = await t.one<{ empty: boolean; estimate: number }>(compile(sql`
     select not exists (select 1 from ${ident}) as empty,
            greatest((select reltuples from pg_class where oid = to_regclass(${sql.value(table)})), 0)::float8 as estimate`));
-  if (empty) {
-    run.log.info({ table }, `${run.what}: table ${table} is empty, nothing to backfill`);
-    return;
-  }
   let cursor = run.cursor;
-  let passed = 0;
-  let updated = 0;
+  let passed = run.progress?.rowsDone ?? 0;
+  let updated = run.progress?.rowsUpdated ?? 0;
+  const fromPassed = passed;
   let lastReport = Date.now();
   const started = Date.now();
   let size = run.settings.batchRows;
+  const counts = () => ({ passed, updated, estimate, thisRun: passed - fromPassed, ms: Date.now() - started, batchRows: size });
+  if (empty) {
+    run.log.info({ table }, `${run.what}: table ${table} is empty, nothing to backfill`);
+    await report(t, run.file, run.step, progressOf(run, counts(), 'done', true));
+    return;
+  }
+  const pacer = await walPacer(t, table, run.settings.walPaceSecs);
+  let pacedMs = 0;
   for (;;) {
     const to = await batchEnd(t, ident, cursor, size);
     const range = sql.join([
@@ -78,20 +98,73 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
     const where = cursor === null && to === null ? sql`(${sql.raw(condition)})` : sql`(${sql.raw(condition)}) and ${range}`;
     const statement = sql`${sql.raw(marker(run.claimant))} ${sql.raw(head)} where ${where}`;
     const batchStarted = performance.now();
+    // The progress this batch reaches, told in its transaction: `passed` counts the rows of the range (the last batch: at most `size`).
+    const after = (rows: number) => {
+      const reached = passed + (to === null ? rows : size);
+      return progressOf(run, { ...counts(), passed: reached, updated: updated + rows, thisRun: reached - fromPassed }, 'backfill', to === null);
+    };
     const rows = await withLockRetry(t, { what: run.what, lockTimeoutMs: run.settings.lockTimeoutMs, deadlineSecs: run.settings.deadlineSecs, tables: [table], log: run.log },
-      (lockTimeoutMs) => batch(t, run, statement, to, lockTimeoutMs));
+      (lockTimeoutMs) => batch(t, run, statement, to, lockTimeoutMs, after));
     updated += rows;
     passed += to === null ? rows : size;
     size = nextBatchRows(size, performance.now() - batchStarted, run.settings.batchTargetMs, run.settings.batchRows);
     cursor = to ?? cursor;
     if (Date.now() - lastReport >= PROGRESS_EVERY_MS || to === null) {
       lastReport = Date.now();
-      run.log.info({ table, passed, updated, estimate, cursor, batchRows: size }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch`);
+      const paced = pacer ? `, ${Math.round(pacedMs / 1000)} s paced to ${(pacer.bytesPerSec / 1048576).toFixed(1)} MB/s of WAL` : '';
+      run.log.info({ table, passed, updated, estimate, cursor, batchRows: size, pacedMs }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch${paced}`);
     }
     if (to === null) break;
     if (run.settings.batchPauseMs > 0) await sleep(run.settings.batchPauseMs);
+    if (pacer) pacedMs += await pacer.delay();
   }
+  run.log.info({ table }, `${run.what}: vacuum (analyze) ${table}`);
+  await report(t, run.file, run.step, progressOf(run, counts(), 'vacuum', true));
   await t.none(`${marker(run.claimant)} vacuum (analyze) ${sql.text(ident)}`);
+  await report(t, run.file, run.step, progressOf(run, counts(), 'done', true));
+}
+
+/** The longest single pause of the WAL pacing: other sessions' WAL counts too, and must not stop a backfill for long. */
+const MAX_PACE_MS = 10_000;
+
+/** How long to wait so that `walBytes` written in `elapsedMs` took at least walBytes / bytesPerSec, at most MAX_PACE_MS. */
+export function paceDelayMs(walBytes: number, bytesPerSec: number, elapsedMs: number): number {
+  return Math.min(MAX_PACE_MS, Math.max(0, (walBytes / bytesPerSec) * 1000 - elapsedMs));
+}
+
+/**
+ * Pacing to the server's WAL (SVC_MIGRATE_WAL_PACE_SECS, ADR 019): a
+ * backfill writes a new version of every row it updates, and Postgres starts
+ * a checkpoint whenever about max_wal_size / (1 + checkpoint_completion_target)
+ * of WAL has accumulated. Checkpoints that close together stall every client
+ * in their sync phase (measured: 585 ms at the default 1 GB). After each batch
+ * the runner waits until the server's WAL since the last look (all sessions':
+ * checkpoints count it all) has taken at least `paceSecs` per such interval.
+ * Null when pacing is off (0), and for a table smaller than one interval
+ * (with its indexes): rewriting it cannot bring checkpoints close together.
+ */
+export async function walPacer(t: Db | Tx, table: string, paceSecs: number): Promise<{ readonly bytesPerSec: number; delay(): Promise<number> } | null> {
+  if (paceSecs === 0) return null;
+  const start = await t.one<{ lsn: string; interval: number; size: number }>(compile(sql`
+    select pg_current_wal_insert_lsn()::text as lsn, pg_total_relation_size(${sql.value(table)}::regclass)::float8 as size,
+           (select setting::float8 * 1048576 from pg_settings where name = 'max_wal_size')
+             / (1 + (select setting::float8 from pg_settings where name = 'checkpoint_completion_target')) as interval`));
+  if (start.size < start.interval) return null;
+  const bytesPerSec = start.interval / paceSecs;
+  let lsn = start.lsn;
+  let at = performance.now();
+  return {
+    bytesPerSec,
+    async delay() {
+      const now = await t.one<{ lsn: string; bytes: number }>(compile(sql`
+        select pg_current_wal_insert_lsn()::text as lsn, pg_wal_lsn_diff(pg_current_wal_insert_lsn(), ${sql.value(lsn)}::pg_lsn)::float8 as bytes`));
+      const ms = paceDelayMs(now.bytes, bytesPerSec, performance.now() - at);
+      lsn = now.lsn;
+      if (ms > 0) await sleep(ms);
+      at = performance.now();
+      return ms;
+    },
+  };
 }
 
 /** The id of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */
@@ -103,12 +176,13 @@ async function batchEnd(t: Db | Tx, ident: Sql, cursor: string | null, batchRows
 }
 
 /** One batch: the update and the cursor in one transaction, with the step's timeouts. */
-function batch(t: Db | Tx, run: BackfillRun, statement: Sql, to: string | null, lockTimeoutMs: number): Promise<number> {
+function batch(t: Db | Tx, run: BackfillRun, statement: Sql, to: string | null, lockTimeoutMs: number,
+  progress: (rows: number) => BackfillProgress): Promise<number> {
   return t.tx('svc-migrate-backfill', async (tx) => {
     await tx.any(compile(sql`select set_config('lock_timeout', ${sql.value(`${lockTimeoutMs}ms`)}, true),
                                      set_config('statement_timeout', ${sql.value(`${run.settings.statementTimeoutMs}ms`)}, true)`));
     const result = await tx.result(compile(statement));
-    if (!(await advance(tx, run.file, run.step, run.claimant, to, result.rowCount ?? 0))) {
+    if (!(await advance(tx, run.file, run.step, run.claimant, to, result.rowCount ?? 0, progress(result.rowCount ?? 0)))) {
       throw new ClaimLostError(`${run.what}: another instance took this step over`);
     }
     return result.rowCount ?? 0;

@@ -19,7 +19,8 @@ import { LockDeadlineError, type MigrateLog } from './retry.ts';
 import { settingsFromEnv, type MigrateSettings } from './settings.ts';
 
 export { MigrationError } from './errors.ts';
-export { appliedMigrations } from './store.ts';
+export { appliedMigrations, runningSteps, type RunningStep } from './store.ts';
+export { MIGRATIONS_NOTIFY_CHANNEL, MIGRATIONS_REALTIME_CHANNEL, type MigrationNews, type BackfillProgress, type FileApplied } from './news.ts';
 export { readSet, type MigrationSet } from './files.ts';
 export type { Holder } from './gate.ts';
 export type { MigrateLog } from './retry.ts';
@@ -32,6 +33,8 @@ export interface MigrateOptions {
   readonly log?: MigrateLog;
   /** Overrides of the settings read from the environment (settings.ts). */
   readonly settings?: Partial<MigrateSettings>;
+  /** Log the held-back contract file (default true; a retry that said it once at start passes false). */
+  readonly sayHeldBack?: boolean;
 }
 
 export interface MigrateResult {
@@ -63,16 +66,16 @@ export async function runMigrations(db: Db, sets: readonly MigrationSet[], optio
     // Reads, waits for other instances and vacuum may rightly run long: no statement timeout on this session (steps set their own).
     await t.none('set statement_timeout = 0');
     try {
-      return await runPending(t, files, { claimant, settings, log });
+      return await runPending(t, files, { claimant, settings, log, sayHeldBack: options.sayHeldBack ?? true });
     } finally {
       await t.none('reset statement_timeout'); // the connection goes back to the pool
     }
   });
 }
 
-interface Run { readonly claimant: Claimant; readonly settings: MigrateSettings; readonly log: MigrateLog }
+interface Run { readonly claimant: Claimant; readonly settings: MigrateSettings; readonly log: MigrateLog; readonly sayHeldBack: boolean }
 
-async function runPending(t: Tx, files: MigrationFile[], { claimant, settings, log }: Run): Promise<MigrateResult> {
+async function runPending(t: Tx, files: MigrationFile[], { claimant, settings, log, sayHeldBack }: Run): Promise<MigrateResult> {
   await createTables(t);
   const applied: string[] = [];
   for (const file of pendingOf(files, await appliedChecksums(t))) {
@@ -81,7 +84,7 @@ async function runPending(t: Tx, files: MigrationFile[], { claimant, settings, l
       const holders = await contractHolders(t, file);
       if (holders.length > 0) {
         const message = describeHolders(file, holders);
-        log.warn({ file: `${file.scope}/${file.name}`, holders }, message);
+        if (sayHeldBack) log.warn({ file: `${file.scope}/${file.name}`, holders }, message);
         return { applied, heldBack: { file: `${file.scope}/${file.name}`, holders, message } };
       }
     }
@@ -105,6 +108,7 @@ const RUNNERS: Record<Step['kind'], (c: StepContext, what: string) => Promise<vo
 
 async function runStep(c: StepContext, count: number): Promise<void> {
   const what = stepName(c.file, c.step, count);
+  if (count > 1) c.log.info({ step: c.step.number, kind: c.step.kind }, `${what}: starting`);
   try {
     await RUNNERS[c.step.kind](c, what);
   } catch (error) {

@@ -128,7 +128,7 @@ export async function runOnline(c: StepContext, what: string): Promise<void> {
 
 export async function runBackfillStep(c: StepContext, what: string): Promise<void> {
   await runClaimed(c, what, (row) => runBackfill(c.t, {
-    file: c.file, step: c.step, claimant: c.claimant, cursor: row?.cursor ?? null, settings: c.settings, log: c.log, what,
+    file: c.file, step: c.step, claimant: c.claimant, cursor: row?.cursor ?? null, progress: row?.progress ?? null, settings: c.settings, log: c.log, what,
   }));
 }
 

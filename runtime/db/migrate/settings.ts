@@ -21,6 +21,15 @@ export interface MigrateSettings {
   readonly batchTargetMs: number;
   /** SVC_MIGRATE_BATCH_PAUSE_MS: pause between backfill batches. */
   readonly batchPauseMs: number;
+  /**
+   * SVC_MIGRATE_WAL_PACE_SECS: a backfill waits between batches so that the
+   * server's WAL fills one checkpoint interval (max_wal_size / (1 +
+   * checkpoint_completion_target)) in no less than this many seconds; 0 (the
+   * default): no pacing. Unmeasured so far (ADR 019), hence off.
+   */
+  readonly walPaceSecs: number;
+  /** SVC_MIGRATE_CONTRACT_RETRY_SECS: how often a running service looks again at a contract migration held back at its start. */
+  readonly contractRetrySecs: number;
 }
 
 export const DEFAULT_SETTINGS: MigrateSettings = {
@@ -30,21 +39,26 @@ export const DEFAULT_SETTINGS: MigrateSettings = {
   batchRows: 10_000,
   batchTargetMs: 100,
   batchPauseMs: 20,
+  walPaceSecs: 0,
+  contractRetrySecs: 15,
 };
 
-const VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: number, max: number]> = {
+/** Each setting's variable and bounds (the service's config reads them with its own readers: runtime/config). */
+export const MIGRATE_VARIABLES: Record<keyof MigrateSettings, readonly [name: string, min: number, max: number]> = {
   lockTimeoutMs: ['SVC_MIGRATE_LOCK_TIMEOUT_MS', 1, 600_000],
   statementTimeoutMs: ['SVC_MIGRATE_STATEMENT_TIMEOUT_MS', 0, 86_400_000],
   deadlineSecs: ['SVC_MIGRATE_DEADLINE_SECS', 0, 86_400],
   batchRows: ['SVC_MIGRATE_BATCH_ROWS', 1, 1_000_000],
   batchTargetMs: ['SVC_MIGRATE_BATCH_TARGET_MS', 1, 60_000],
   batchPauseMs: ['SVC_MIGRATE_BATCH_PAUSE_MS', 0, 60_000],
+  walPaceSecs: ['SVC_MIGRATE_WAL_PACE_SECS', 0, 3_600],
+  contractRetrySecs: ['SVC_MIGRATE_CONTRACT_RETRY_SECS', 1, 86_400],
 };
 
 /** The settings in `env`, defaults for unset ones; a malformed value throws with the variable's name. */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): MigrateSettings {
   const settings: Record<string, number> = { ...DEFAULT_SETTINGS };
-  for (const [key, [name, min, max]] of Object.entries(VARIABLES)) {
+  for (const [key, [name, min, max]] of Object.entries(MIGRATE_VARIABLES)) {
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') continue;
     const value = Number(raw);

@@ -11,6 +11,8 @@ import { LOCK_KEYS } from '../locks.ts';
 import { compile, sql, type Sql } from '../../sql/index.ts';
 import { isoUtcSql } from '../time.ts';
 import type { Step } from './parse.ts';
+import { tell, type BackfillProgress } from './news.ts';
+import { parseMigration } from './parse.ts';
 
 export interface MigrationFile {
   readonly scope: string;
@@ -32,6 +34,8 @@ export interface StepRow {
   readonly rows_done: number;
   readonly claim_token: string | null;
   readonly claim_pid: number | null;
+  /** A backfill's last progress (news.ts), null before its first batch. */
+  readonly progress: BackfillProgress | null;
   /** The claim's backend or its statement is alive (see `alive`). */
   readonly alive: boolean;
 }
@@ -74,7 +78,13 @@ const CREATE_TABLES = `
     started_at timestamptz not null default now(),
     done_at timestamptz,
     primary key (scope, name, step)
-  )`;
+  );
+  -- a backfill's last progress (news.ts), read by GET /meta/migrations; added later (no ACCESS EXCLUSIVE once it exists)
+  do $$ begin
+    if not exists (select 1 from pg_attribute where attrelid = 'svc_migration_steps'::regclass and attname = 'progress' and not attisdropped) then
+      alter table svc_migration_steps add column progress jsonb;
+    end if;
+  end $$`;
 
 export async function createTables(db: Db | Tx): Promise<void> {
   await db.tx('svc-migrate-tables', async (tx) => {
@@ -114,7 +124,7 @@ const key = (file: MigrationFile, step: Step) =>
 
 export async function readStep(t: Tx | Db, file: MigrationFile, step: Step): Promise<StepRow | null> {
   return t.oneOrNone<StepRow>(compile(sql`
-    select s.state, s.checksum, s.cursor, s.rows_done, s.claim_token, s.claim_pid, ${alive} as alive
+    select s.state, s.checksum, s.cursor, s.rows_done, s.claim_token, s.claim_pid, s.progress, ${alive} as alive
       from svc_migration_steps s where ${key(file, step)}`));
 }
 
@@ -149,13 +159,28 @@ export async function heartbeat(db: Db | Tx, file: MigrationFile, step: Step, cl
     update svc_migration_steps set heartbeat_at = now() where ${key(file, step)} and claim_token = ${sql.value(claimant.token)}`));
 }
 
-/** A backfill batch's progress, in the batch's transaction; false when the claim was taken over (the batch must roll back). */
-export async function advance(tx: Tx, file: MigrationFile, step: Step, claimant: Claimant, cursor: string | null, rows: number): Promise<boolean> {
+/**
+ * A backfill batch's progress, in the batch's transaction: the cursor, the
+ * count, the progress for GET /meta/migrations, and its notification (sent at
+ * commit). False when the claim was taken over (the batch must roll back).
+ */
+export async function advance(tx: Tx, file: MigrationFile, step: Step, claimant: Claimant, cursor: string | null, rows: number, progress: BackfillProgress): Promise<boolean> {
   const result = await tx.result(compile(sql`
     update svc_migration_steps
-       set cursor = coalesce(${sql.value(cursor)}, cursor), rows_done = rows_done + ${sql.value(rows, 'bigint')}, heartbeat_at = now()
+       set cursor = coalesce(${sql.value(cursor)}, cursor), rows_done = rows_done + ${sql.value(rows, 'bigint')}, heartbeat_at = now(),
+           progress = ${sql.value(JSON.stringify(progress))}::jsonb
      where ${key(file, step)} and claim_token = ${sql.value(claimant.token)}`));
-  return result.rowCount === 1;
+  if (result.rowCount !== 1) return false;
+  await tell(tx, progress);
+  return true;
+}
+
+/** A backfill's progress outside a batch (its vacuum, its end): stored and told. */
+export async function report(db: Db | Tx, file: MigrationFile, step: Step, progress: BackfillProgress): Promise<void> {
+  await db.tx('svc-migrate-progress', async (tx) => {
+    await tx.none(compile(sql`update svc_migration_steps set progress = ${sql.value(JSON.stringify(progress))}::jsonb where ${key(file, step)}`));
+    await tell(tx, progress);
+  });
 }
 
 /**
@@ -171,10 +196,13 @@ export async function finishStep(tx: Tx, file: MigrationFile, step: Step, last: 
     on conflict (scope, name, step) do update
       set state = 'done', done_at = now(), claim_token = null, claim_pid = null, claim_backend_start = null`));
   if (!last) return;
-  await tx.none(compile(sql`
+  const inserted = await tx.result(compile(sql`
     insert into svc_migrations (scope, name, checksum)
     values (${sql.value(file.scope)}, ${sql.value(file.name)}, ${sql.value(file.checksum)})
     on conflict (scope, name) do nothing`));
+  if (inserted.rowCount !== 1) return;
+  const contract = parseMigration(file.sql).contractOf !== null;
+  await tell(tx, { type: 'applied', file: `${file.scope}/${file.name}`, contract, at: new Date().toISOString() });
 }
 
 /** Step rows of `file` written with another checksum: the file was edited while it was half applied. */
@@ -184,6 +212,36 @@ export async function editedMidway(t: Tx | Db, file: MigrationFile): Promise<boo
                     where scope = ${sql.value(file.scope)} and name = ${sql.value(file.name)}
                       and checksum <> ${sql.value(file.checksum)}) as edited`));
   return row.edited;
+}
+
+/** A step some runner has started and not finished (GET /meta/migrations). */
+export interface RunningStep {
+  readonly file: string;
+  readonly step: number;
+  readonly kind: string;
+  readonly description: string;
+  readonly startedAt: string;
+  /** The claimant's last sign of life (each backfill batch refreshes it); null for an unclaimed row. */
+  readonly heartbeatAt: string | null;
+  /** A live runner holds it (its backend exists, and it runs or refreshed the claim within 15 s); false: a run stopped midway, resumed by the next. */
+  readonly live: boolean;
+  /** A backfill's last progress (the same object as its last notification), else null. */
+  readonly progress: BackfillProgress | null;
+}
+
+/** Steps started and not done, oldest first. */
+export async function runningSteps(db: Db | Tx): Promise<RunningStep[]> {
+  if (!(await tableExists(db, 'svc_migration_steps'))) return [];
+  const rows = await db.manyOrNone<{ scope: string; name: string; step: number; kind: string; description: string;
+    started_at: string; heartbeat_at: string | null; live: boolean; progress: BackfillProgress | null }>(compile(sql`
+    select s.scope, s.name, s.step, s.kind, s.description, ${sql.raw(isoUtcSql('s.started_at'))} as started_at,
+           ${sql.raw(isoUtcSql('s.heartbeat_at'))} as heartbeat_at,
+           ${alive} as live, s.progress
+      from svc_migration_steps s where s.state = 'running' order by s.started_at, s.scope, s.name, s.step`));
+  return rows.map((r) => ({
+    file: `${r.scope}/${r.name}`, step: r.step, kind: r.kind, description: r.description,
+    startedAt: r.started_at, heartbeatAt: r.heartbeat_at, live: r.live, progress: r.progress,
+  }));
 }
 
 /** Applied migrations, oldest first, with when each was applied (GET /meta/migrations). */
