@@ -4,12 +4,12 @@
  * id, `limit` clamped to 1..100 (default 100; garbage is the default).
  */
 import { invalidField } from '../http/errors.ts';
-import { TenantScope } from '../tenancy/index.ts';
+import { GLOBAL_TENANT, TenantScope } from '../tenancy/index.ts';
 import type { PublicModel } from './plan.ts';
 import { compile, sql, type Query } from '../sql/index.ts';
 
-/** The projection keeps the global scope's tenant as '' (a key column cannot be null). */
-const PROJECTION_GLOBAL = '';
+/** The projection and its base table keep the global scope's tenant as '' (ADR 025 decision 2). */
+const PROJECTION_GLOBAL = GLOBAL_TENANT;
 
 export const MAX_LIMIT = 100;
 
@@ -66,7 +66,7 @@ function shapeOf(model: PublicModel, columns: readonly string[]): Shape {
   const statement = sql`select ${model.select} from ${sql.ident(p.table)} p
       where p."tenant_id" = ${sql.raw(`'${PROJECTION_GLOBAL}'`)} ${sql.join(where, ' ')}
         and exists (select 1 from ${sql.ident(p.baseTable)} b
-                     where b."id" = p."id" and b."deleted_at" is null and ${TenantScope.GLOBAL.predicate('b')})
+                     where b."tenant_id" = p."tenant_id" and b."id" = p."id" and b."deleted_at" is null and ${TenantScope.GLOBAL.predicate('b')})
       order by p."id" limit ${sql.value(LIMIT, 'int')}`;
   const { text, values } = compile(statement, { scope: TenantScope.GLOBAL });
   return { text, slots: values };
