@@ -36,7 +36,7 @@ const WAIVERS: readonly Waiver[] = [
     match: /^\s*with gone as \(delete from svc_changes\s+where occurred_at < /,
   },
   {
-    reason: 'the projections\' sync and refresh join base and projection rows on id alone: co-located on Citus once both keys are (tenant_id, id) (ADR 025, layout)',
+    reason: 'the projections\' refresh and build statements: one statement for a batch of records of several tenants, base and projection matched on their key (tenant_id, id), co-located: a multi-shard statement on Citus (ADR 025, layout 3), kept as one statement per batch so a refresh on one node stays one round trip',
     kinds: ['unpinned'],
     match: /delete from "[a-z0-9_]+_projection" p\b/,
   },
@@ -54,10 +54,10 @@ const WAIVERS: readonly Waiver[] = [
     reason: 'the audit, history and media sweeps (system work over every tenant) lock a batch with skip locked, which Citus runs on one shard only, and act on rows of several tenants by id: per shard, tenant by tenant, with the layout (ADR 025, layout)',
     kinds: ['unpinned', 'two-tenants'],
     match: new RegExp([
-      /^ ?with doomed as \( ?select (id|seq) from (svc_audit|svc_events) where /,
+      /^ ?with doomed as \( ?select tenant_id, (id|seq) from (svc_audit|svc_events) where /,
       /^ ?select m\.id, m\.tenant_id, m\.status, m\.staging_key, b\.storage_key as blob_key from svc_media m /,
-      /^ ?(delete from svc_media|update svc_media set staging_key = null) where id = any\(\$1::text\[\]\) ?$/,
-      /^ ?select coalesce\(tenant_id, ''\) as tenant, sha256, storage_key from svc_media_blobs where refcount = 0 /,
+      /^ ?(delete from svc_media|update svc_media set staging_key = null) where \(tenant_id, id\) in \(select \* from unnest\(\$1::text\[\], \$2::text\[\]\)\) ?$/,
+      /^ ?select tenant_id as tenant, sha256, storage_key from svc_media_blobs where refcount = 0 /,
       /^ ?delete from svc_media_blobs b using unnest\(/,
     ].map((r) => r.source).join('|')),
   },
