@@ -142,7 +142,7 @@ function pageSql(withData: boolean, filtered: boolean): Prepared<PageArgs> {
            (extract(epoch from clock_timestamp() - c.occurred_at) * 1000)::float8 as age_ms
       from h left join lateral (
         select * from (${part('svc_events', true)} union all ${part('svc_changes', false)}) u
-         order by u.tx, u.seq limit ${arg('limit')}
+         order by u.tx::xid8, u.seq limit ${arg('limit')}
       ) c on true`;
   });
 }
