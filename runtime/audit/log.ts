@@ -10,6 +10,7 @@ import type { Db, Tx } from '../db/index.ts';
 import { clientAddress, TokenBuckets } from '../edge/index.ts';
 import type { Logger } from '../log/index.ts';
 import { compile, sql, type Sql, type SqlCast } from '../sql/index.ts';
+import { tenantKey } from '../tenancy/index.ts';
 import { REDACTED, type AuditEntryInput, type AuditLog, type Outcome } from './types.ts';
 
 export interface AuditLogOptions {
@@ -75,7 +76,7 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
 
   /** The 13 column values of an entry, as the policy keeps them. */
   const row = (entry: AuditEntryInput, outcome: Outcome = entry.outcome ?? 'success'): unknown[] => [
-    entry.tenantId, entry.actor.kind, entry.actor.id, entry.actor.role, entry.action,
+    tenantKey(entry.tenantId), entry.actor.kind, entry.actor.id, entry.actor.role, entry.action,
     entry.entityType ?? null, entry.entityId ?? null, entry.eventId ?? null, outcome,
     full && entry.changes ? JSON.stringify(scrub(entry.changes)) : null,
     full ? clip(entry.request?.ip) : null, full ? clip(entry.request?.userAgent) : null, clip(entry.request?.requestId),

@@ -6,7 +6,7 @@
  */
 import { isoUtcSql, type Db } from '../db/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';
-import type { TenantScope } from '../tenancy/index.ts';
+import { tenantOf, type TenantScope } from '../tenancy/index.ts';
 import type { AuditEntry } from './types.ts';
 
 export interface AuditFilter {
@@ -63,7 +63,7 @@ export async function pageEntries(db: Db, scope: TenantScope, filter: AuditFilte
     select a.id::text as id, ${OCCURRED_AT} as occurred_at, a.tenant_id, a.actor_kind, a.actor_id, a.actor_role,
            a.action, a.entity_type, a.entity_id, a.event_id, a.outcome, a.changes, a.ip, a.user_agent, a.request_id
       from svc_audit a
-     where a.id = any(array(select a.id from svc_audit a where ${sql.join(where, ' and ')}
+     where ${scope.predicate('a')} and a.id = any(array(select a.id from svc_audit a where ${sql.join(where, ' and ')}
                              order by a.id desc limit ${sql.value(page.limit + 1, 'int')}))
      order by a.id desc`));
   const items = rows.slice(0, page.limit).map(toEntry);
@@ -75,7 +75,7 @@ function toEntry(row: Record<string, any>): AuditEntry {
   return {
     id: row.id,
     occurredAt: row.occurred_at,
-    tenantId: row.tenant_id,
+    tenantId: tenantOf(row.tenant_id),
     actor: { kind: row.actor_kind, id: row.actor_id, role: row.actor_role },
     action: row.action,
     entityType: row.entity_type,

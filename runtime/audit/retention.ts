@@ -22,9 +22,9 @@ export async function pruneAudit(db: Db, retainDays: number, batch = RETENTION_B
       if (!locked) return -1;
       const row = await t.one<{ n: number }>(compile(sql`
         with doomed as (
-           select id from svc_audit where occurred_at < now() - make_interval(days => ${sql.value(retainDays, 'int')})
+           select tenant_id, id from svc_audit where occurred_at < now() - make_interval(days => ${sql.value(retainDays, 'int')})
             order by occurred_at limit ${sql.value(batch, 'int')} for update skip locked),
-         gone as (delete from svc_audit a using doomed d where a.id = d.id returning 1)
+         gone as (delete from svc_audit a using doomed d where a.tenant_id = d.tenant_id and a.id = d.id returning 1)
          select count(*)::int as n from gone`));
       return row.n;
     });

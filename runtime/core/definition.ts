@@ -10,7 +10,14 @@ import type { Principal } from './principal.ts';
 export interface HookContext {
   readonly model: string;
   readonly principal: Principal | null;
+  /** The scope's tenant as the API shows it: null for the global scope. */
   readonly tenantId: string | null;
+  /**
+   * The `tenant_id` a model table stores for this scope: the tenant, or `''`
+   * for the global scope (layout 3, ADR 025: the column is NOT NULL). Write
+   * this, not `tenantId`, when a hook inserts into a model table.
+   */
+  readonly tenantKey: string;
   /** The mutation's transaction: run any query of the hook on it. */
   readonly tx: Tx;
 }

@@ -71,11 +71,11 @@ export async function pruneHistory(db: Db, options: HistoryOptions, stopped: () 
       await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(HISTORY_LOCK_KEY, 'bigint')})`));
       return t.one<{ n: number }>(compile(sql`
         with doomed as (
-           select seq from svc_events
+           select tenant_id, seq from svc_events
             where stream_type = any(${sql.value(models, 'text[]')})
               and occurred_at < now() - make_interval(secs => ${sql.value(ageSecs, 'double precision')})
             limit ${sql.value(PRUNE_BATCH, 'int')}),
-         gone as (delete from svc_events e using doomed d where e.seq = d.seq returning e.stream_type),
+         gone as (delete from svc_events e using doomed d where e.tenant_id = d.tenant_id and e.seq = d.seq returning e.stream_type),
          gap as (insert into svc_history_coverage (model, reason)
                  select distinct stream_type, 'retention' from gone on conflict (model) do nothing)
          select count(*)::int as n from gone`));
@@ -106,10 +106,10 @@ export async function pruneChanges(db: Db, stopped: () => boolean = () => false)
       await untimed(t); // a row of the batch may be locked by a writer for longer than the pool's limit
       return t.one<{ n: number }>(compile(sql`
         with doomed as (
-           select seq from svc_changes
+           select tenant_id, seq from svc_changes
             where occurred_at < now() - make_interval(secs => ${sql.value(CHANGES_RETAIN_SECS, 'double precision')})
             limit ${sql.value(PRUNE_BATCH, 'int')}),
-         gone as (delete from svc_changes c using doomed d where c.seq = d.seq returning 1)
+         gone as (delete from svc_changes c using doomed d where c.tenant_id = d.tenant_id and c.seq = d.seq returning 1)
          select count(*)::int as n from gone`));
     });
     total += n;

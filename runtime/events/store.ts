@@ -12,7 +12,7 @@
 import { newId } from '../ids.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
-import { TenantScope, type ReadScope } from '../tenancy/index.ts';
+import { TenantScope, tenantKey, tenantOf, type ReadScope } from '../tenancy/index.ts';
 import { compile, sql, type Sql, type SqlValue } from '../sql/index.ts';
 
 export interface NewEvent {
@@ -134,7 +134,7 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
         insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
         select ${sql.value(eventId, 'text')}, ${streamType}, ${streamId}, coalesce(max(version), 0) + 1,
                ${sql.value(event.eventType, 'text')}, ${sql.value(toJson(event.data), 'jsonb')},
-               ${sql.value(event.actorId, 'text')}, ${sql.value(event.tenantId, 'text')}
+               ${sql.value(event.actorId, 'text')}, ${sql.value(tenantKey(event.tenantId), 'text')}
           from svc_events
          where stream_type = ${streamType} and stream_id = ${streamId} and ${TenantScope.of(event.tenantId).predicate(null)}
         returning version`));
@@ -146,16 +146,18 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
       return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
         select ${sql.value(event.eventId, 'text')}, ${sql.value(event.streamType, 'text')}, ${sql.value(event.streamId, 'text')}, 1,
                ${sql.value(event.eventType, 'text')}, ${data}, ${sql.value(event.actorId, 'text')},
-               ${sql.value(event.tenantId, 'text')} from ${from}`;
+               ${sql.value(tenantKey(event.tenantId), 'text')} from ${from}`;
     },
     appendFrom(streamType, from, c) {
       if (!keeps(streamType)) return null;
+      // The tenant may come from a nullable column (a job's): the global scope is stored as ''.
+      const tenant = sql`coalesce(${c.tenantId}, '')`;
       return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
         select ${c.id}, ${c.streamType}, ${c.streamId},
                coalesce((select max(e.version) from svc_events e
                           where e.stream_type = ${c.streamType} and e.stream_id = ${c.streamId}
-                            and e.tenant_id is not distinct from ${c.tenantId}), 0) + 1,
-               ${c.eventType}, ${c.data}, ${c.actorId}, ${c.tenantId}
+                            and e.tenant_id = ${tenant}), 0) + 1,
+               ${c.eventType}, ${c.data}, ${c.actorId}, ${tenant}
           from ${from}`;
     },
     async appendMany(t, all) {
@@ -168,13 +170,13 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
       for (let start = 0; start < events.length; start += MAX_ROWS_PER_INSERT) {
         const tuples = events.slice(start, start + MAX_ROWS_PER_INSERT).map((event) => sql`(${sql.join([
           sql.value(event.eventId ?? newId()), sql.value(event.streamType), sql.value(event.streamId), sql.value(event.eventType),
-          sql.value(toJson(event.data), 'jsonb'), sql.value(event.actorId), sql.value(event.tenantId),
+          sql.value(toJson(event.data), 'jsonb'), sql.value(event.actorId), sql.value(tenantKey(event.tenantId)),
         ], ', ')})`);
         await t.none(compile(sql`
           insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
           select v.id, v.st, v.sid,
                  coalesce((select max(e.version) from svc_events e
-                            where e.stream_type = v.st and e.stream_id = v.sid and e.tenant_id is not distinct from v.tenant_id), 0) + 1,
+                            where e.stream_type = v.st and e.stream_id = v.sid and e.tenant_id = v.tenant_id), 0) + 1,
                  v.et, v.data, v.actor, v.tenant_id
             from (values ${sql.join(tuples, ', ')}) as v(id, st, sid, et, data, actor, tenant_id)`));
       }
@@ -205,7 +207,7 @@ async function recordChanges(t: Tx, events: ReadonlyArray<NewEvent & { eventId: 
   await t.none(compile(sql`
     insert into svc_changes (id, stream_type, stream_id, event_type, tenant_id)
     select * from unnest(${sql.join([column((e) => e.eventId), column((e) => e.streamType), column((e) => e.streamId),
-      column((e) => e.eventType), column((e) => e.tenantId)], ', ')})`));
+      column((e) => e.eventType), column((e) => tenantKey(e.tenantId))], ', ')})`));
 }
 
 /** The CTE a create statement names `created` (the row it inserts). */
@@ -233,7 +235,7 @@ function toStoredEvent(row: Record<string, any>): StoredEvent {
     eventType: row.event_type,
     data: row.data,
     actorId: row.actor_id,
-    tenantId: row.tenant_id,
+    tenantId: tenantOf(row.tenant_id),
     occurredAt: row.occurred_at,
   };
 }

@@ -7,6 +7,7 @@
 import { fixed, type Db, type Tx } from '../db/index.ts';
 import { prepare, type Prepared } from '../sql/prepare.ts';
 import { sql } from '../sql/index.ts';
+import { tenantOf } from '../tenancy/index.ts';
 
 /** Every change at or before a position has been read. `tx` is an xid8 in decimal text. */
 export interface FeedPosition {
@@ -141,7 +142,7 @@ function pageSql(withData: boolean, filtered: boolean): Prepared<PageArgs> {
            (extract(epoch from clock_timestamp() - c.occurred_at) * 1000)::float8 as age_ms
       from h left join lateral (
         select * from (${part('svc_events', true)} union all ${part('svc_changes', false)}) u
-         order by u.tx, u.seq limit ${arg('limit')}
+         order by u.tx::xid8, u.seq limit ${arg('limit')}
       ) c on true`;
   });
 }
@@ -202,7 +203,7 @@ export async function positionOf(runner: Db | Tx, eventId: string): Promise<{ po
   const row = await runner.oneOrNone<{ tx: string; seq: number; tenant_id: string | null }>(
     POSITION_OF.text, POSITION_OF.values({ eventId }),
   );
-  return row ? { position: { tx: row.tx, seq: Number(row.seq) }, tenantId: row.tenant_id } : null;
+  return row ? { position: { tx: row.tx, seq: Number(row.seq) }, tenantId: tenantOf(row.tenant_id) } : null;
 }
 
 function toChange(row: Record<string, any>, withData: boolean): FeedChange {
@@ -212,7 +213,7 @@ function toChange(row: Record<string, any>, withData: boolean): FeedChange {
     eventType: row.event_type,
     modelName: row.stream_type,
     recordId: row.stream_id,
-    tenantId: row.tenant_id,
+    tenantId: tenantOf(row.tenant_id),
     version: row.version,
     actorId: row.actor_id,
     occurredAt: row.occurred_at,

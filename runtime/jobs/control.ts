@@ -81,7 +81,7 @@ export function parsePayloadParam(value: string | undefined): Record<string, unk
 }
 
 function matches(filter: JobFilter, scope: TenantScope, statuses?: readonly JobStatus[]): Sql {
-  const parts: Sql[] = [scope.predicate(null)];
+  const parts: Sql[] = [scope.localPredicate(null)];
   if (filter.queue !== undefined) parts.push(sql`queue = ${sql.value(filter.queue, 'text')}`);
   if (filter.kind !== undefined) parts.push(sql`kind = ${sql.value(filter.kind, 'text')}`);
   if (filter.status !== undefined) parts.push(sql`status = ${sql.value(filter.status, 'text')}`);
@@ -130,7 +130,7 @@ export async function searchJobs(db: Db, scope: TenantScope, query: SearchQuery)
 
 export async function inspectJob(db: Db, scope: TenantScope, id: string) {
   const row = await db.oneOrNone<JobRow>(compile(sql`
-    select ${COLUMNS} from svc_jobs where id = ${sql.value(id, 'text')} and ${scope.predicate(null)}`, { scope }));
+    select ${COLUMNS} from svc_jobs where id = ${sql.value(id, 'text')} and ${scope.localPredicate(null)}`, { scope }));
   return row ? jobOut(row) : null;
 }
 
@@ -179,7 +179,7 @@ export async function applyAction(
 /** Why `id` was not changed: absent from the scope (null), or its status. */
 export async function statusOf(db: Db, scope: TenantScope, id: string): Promise<JobStatus | null> {
   const row = await db.oneOrNone<{ status: JobStatus }>(compile(sql`
-    select status from svc_jobs where id = ${sql.value(id, 'text')} and ${scope.predicate(null)}`, { scope }));
+    select status from svc_jobs where id = ${sql.value(id, 'text')} and ${scope.localPredicate(null)}`, { scope }));
   return row?.status ?? null;
 }
 

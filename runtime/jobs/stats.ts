@@ -25,12 +25,12 @@ export interface JobStats {
  * the database's clock.
  */
 const STATS = (scope: TenantScope) => sql`
-  with grouped as (${countsWhere(scope.predicate(null))})
+  with grouped as (${countsWhere(scope.localPredicate(null))})
   select
     coalesce((select json_agg(json_build_object('queue', queue, 'status', status, 'count', count)
                               order by queue, status) from grouped), '[]'::json) as by_queue,
     coalesce((select extract(epoch from now() - min(created_at)) from svc_jobs
-               where ${scope.predicate(null)} and status = 'queued'), 0)::float8 as oldest`;
+               where ${scope.localPredicate(null)} and status = 'queued'), 0)::float8 as oldest`;
 
 export async function jobStats(db: Db, scope: TenantScope): Promise<JobStats> {
   const row = await db.one<{ by_queue: JobStats['byQueue']; oldest: number }>(compile(STATS(scope), { scope }));
@@ -67,7 +67,7 @@ export async function recentJobs(db: Db, scope: TenantScope, query: RecentQuery)
   const rows = await db.manyOrNone(compile(sql`
     select id, queue, kind, status, attempts, max_attempts, error,
            ${CREATED_AT} as created_at, ${UPDATED_AT} as updated_at from svc_jobs
-     where ${scope.predicate(null)}${queue === null ? sql.empty : sql` and queue = ${sql.value(queue, 'text')}`}${
+     where ${scope.localPredicate(null)}${queue === null ? sql.empty : sql` and queue = ${sql.value(queue, 'text')}`}${
        status === null ? sql.empty : sql` and status = ${sql.value(status, 'text')}`}
      order by id desc limit ${sql.value(limit, 'int')} offset ${sql.value(offset, 'bigint')}`, { scope }));
   return rows.map((row) => ({

@@ -8,7 +8,7 @@ import type { ReadScope, TenantScope } from '../tenancy/index.ts';
 export async function getJob(db: Db, id: string, scope: ReadScope): Promise<JobView | null> {
   const row = await db.oneOrNone(compile(sql`
     select id, queue, kind, status, attempts, max_attempts, result, error from svc_jobs
-     where id = ${sql.value(id, 'text')} and ${scope.predicate(null)}`, { scope }));
+     where id = ${sql.value(id, 'text')} and ${scope.localPredicate(null)}`, { scope }));
   if (!row) return null;
   return {
     id: row.id, queue: row.queue, kind: row.kind, status: row.status, attempts: row.attempts,
@@ -21,7 +21,7 @@ export async function mayWatchJob(
   db: Db, id: string, userId: string, isAdmin: boolean, scope: TenantScope,
 ): Promise<boolean> {
   const row = await db.oneOrNone<{ created_by: string | null }>(compile(sql`
-    select created_by from svc_jobs where id = ${sql.value(id, 'text')} and ${scope.predicate(null)}`, { scope }));
+    select created_by from svc_jobs where id = ${sql.value(id, 'text')} and ${scope.localPredicate(null)}`, { scope }));
   if (!row) return false;
   return isAdmin || (row.created_by !== null && row.created_by === userId);
 }

@@ -48,14 +48,14 @@ export async function mintToken(
   await db.none(compile(sql`
     insert into svc_worker_tokens (id, name, queues, token_hash, tenant_id, created_by)
     values (${sql.join([sql.value(id, 'text'), sql.value(name, 'text'), sql.value(queues, 'text[]'), sql.value(hashToken(token), 'text'),
-      scope.stamp(), sql.value(createdBy, 'text')], ', ')})`, { scope }));
+      scope.localStamp(), sql.value(createdBy, 'text')], ', ')})`, { scope }));
   return { id, token, queues };
 }
 
 export async function listTokens(db: Db, scope: TenantScope): Promise<WorkerView[]> {
   const rows = await db.manyOrNone(compile(sql`
     select id, name, queues, is_revoked, ${sql.raw(isoUtcSql('created_at'))} as created_at from svc_worker_tokens
-     where ${scope.predicate(null)} order by id`, { scope }));
+     where ${scope.localPredicate(null)} order by id`, { scope }));
   return rows.map((row) => ({
     id: row.id, name: row.name, queues: row.queues, isRevoked: row.is_revoked, createdAt: row.created_at,
   }));
@@ -65,7 +65,7 @@ export async function listTokens(db: Db, scope: TenantScope): Promise<WorkerView
 export async function revokeToken(db: Db | Tx, id: string, scope: TenantScope): Promise<{ tenantId: string | null } | null> {
   const row = await db.oneOrNone<{ tenant_id: string | null }>(compile(sql`
     update svc_worker_tokens set is_revoked = true, revoked_at = now()
-     where id = ${sql.value(id, 'text')} and not is_revoked and ${scope.predicate(null)} returning tenant_id`, { scope }));
+     where id = ${sql.value(id, 'text')} and not is_revoked and ${scope.localPredicate(null)} returning tenant_id`, { scope }));
   return row && { tenantId: row.tenant_id };
 }
 

@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 
 export function tenantSegment(tenantId: string | null): string {
-  if (tenantId === null) return '_global';
+  // The global scope, null in the API and '' in svc_media's rows (ADR 025).
+  if (tenantId === null || tenantId === '') return '_global';
   if (/^[A-Za-z0-9_-]{1,64}$/.test(tenantId)) return `t-${tenantId}`;
   return `h-${createHash('sha256').update(tenantId).digest('hex').slice(0, 32)}`;
 }

@@ -6,7 +6,7 @@
  */
 import { isoUtcSql, type Db, type Tx } from '../db/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';
-import { TenantScope } from '../tenancy/index.ts';
+import { TenantScope, tenantOf } from '../tenancy/index.ts';
 import type { StorageDriver } from './drivers/index.ts';
 import { blobKey, commitKey } from './keys.ts';
 import { stillReferenced, type MediaReferences } from './references.ts';
@@ -46,14 +46,14 @@ const ROW = COLUMNS(sql`b.storage_key`);
 const WRITTEN = COLUMNS(sql`null as storage_key`);
 
 const FROM = sql`svc_media m left join svc_media_blobs b
-  on m.status = 'committed' and b.sha256 = m.sha256 and b.tenant_id is not distinct from m.tenant_id`;
+  on m.status = 'committed' and b.tenant_id = m.tenant_id and b.sha256 = m.sha256`;
 
 /** Every statement on a scope's media renders that scope: compiled only when it did. */
 const scoped = (scope: TenantScope, statement: Sql) => compile(statement, { scope });
 
 function toRow(row: any): MediaRow {
   return {
-    id: row.id, tenantId: row.tenant_id, ownerKind: row.owner_kind, ownerId: row.owner_id, filename: row.filename,
+    id: row.id, tenantId: tenantOf(row.tenant_id), ownerKind: row.owner_kind, ownerId: row.owner_id, filename: row.filename,
     contentType: row.content_type, size: Number(row.size), sha256: row.sha256, status: row.status,
     stagingKey: row.staging_key, storageKey: row.storage_key, expired: row.expired, createdAt: row.created_at,
   };
@@ -96,7 +96,7 @@ async function referenceBlob(
   const row = await t.one<{ inserted: boolean }>(scoped(scope, sql`
     insert into svc_media_blobs (tenant_id, sha256, size, storage_key, refcount)
     values (${scope.stamp()}, ${sql.value(stored.sha256)}, ${sql.value(stored.size)}, ${sql.value(stagedKey)}, 1)
-    on conflict (coalesce(tenant_id, ''), sha256)
+    on conflict (tenant_id, sha256)
       do update set refcount = svc_media_blobs.refcount + 1, unreferenced_since = null
     returning (xmax = 0) as inserted`));
   if (!row.inserted) return { discard: stagedKey };

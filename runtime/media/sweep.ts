@@ -57,10 +57,10 @@ export async function sweepMedia(db: Db, driver: StorageDriver, options: SweepOp
  */
 async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<{ uploads: number; staged: number }> {
   return db.tx('svc-media-sweep-uploads', async (t) => {
-    const rows = await t.manyOrNone<{ id: string; tenant_id: string | null; status: string; staging_key: string; blob_key: string | null }>(compile(sql`
+    const rows = await t.manyOrNone<{ id: string; tenant_id: string; status: string; staging_key: string; blob_key: string | null }>(compile(sql`
        select m.id, m.tenant_id, m.status, m.staging_key, b.storage_key as blob_key
          from svc_media m left join svc_media_blobs b
-           on m.status = 'committed' and coalesce(b.tenant_id, '') = coalesce(m.tenant_id, '') and b.sha256 = m.sha256
+           on m.status = 'committed' and b.tenant_id = m.tenant_id and b.sha256 = m.sha256
         where m.staging_key is not null and m.expires_at < ${sql.value(now.toISOString(), 'timestamptz')}
         order by m.expires_at limit ${LIMIT} for update of m skip locked`));
     for (const row of rows) {
@@ -68,10 +68,12 @@ async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<{
       const sealed = commitKey(row.tenant_id, row.id);
       if (sealed !== row.blob_key) await driver.delete(sealed);
     }
-    const pending = rows.filter((row) => row.status === 'pending').map((row) => row.id);
-    const committed = rows.filter((row) => row.status === 'committed').map((row) => row.id);
-    if (pending.length > 0) await t.none(compile(sql`delete from svc_media where id = any(${sql.value(pending, 'text[]')})`));
-    if (committed.length > 0) await t.none(compile(sql`update svc_media set staging_key = null where id = any(${sql.value(committed, 'text[]')})`));
+    const pending = rows.filter((row) => row.status === 'pending');
+    const committed = rows.filter((row) => row.status === 'committed');
+    // By primary key (tenant_id, id): the rows of the batch may be of several tenants.
+    const keys = (of: typeof rows) => sql`(tenant_id, id) in (select * from unnest(${sql.value(of.map((row) => row.tenant_id), 'text[]')}, ${sql.value(of.map((row) => row.id), 'text[]')}))`;
+    if (pending.length > 0) await t.none(compile(sql`delete from svc_media where ${keys(pending)}`));
+    if (committed.length > 0) await t.none(compile(sql`update svc_media set staging_key = null where ${keys(committed)}`));
     return { uploads: pending.length, staged: committed.length };
   });
 }
@@ -79,7 +81,7 @@ async function sweepUploads(db: Db, driver: StorageDriver, now: Date): Promise<{
 async function sweepBlobs(db: Db, driver: StorageDriver, options: SweepOptions): Promise<number> {
   return db.tx('svc-media-sweep-blobs', async (t) => {
     const rows = await t.manyOrNone<{ tenant: string; sha256: string; storage_key: string }>(compile(sql`
-      select coalesce(tenant_id, '') as tenant, sha256, storage_key from svc_media_blobs
+      select tenant_id as tenant, sha256, storage_key from svc_media_blobs
         where refcount = 0
           and unreferenced_since < ${sql.value(options.now.toISOString(), 'timestamptz')} - make_interval(secs => ${sql.value(options.ttlSecs, 'double precision')})
         limit ${LIMIT} for update skip locked`));
@@ -88,7 +90,7 @@ async function sweepBlobs(db: Db, driver: StorageDriver, options: SweepOptions):
       await t.none(compile(sql`
         delete from svc_media_blobs b
          using unnest(${sql.value(rows.map((row) => row.tenant), 'text[]')}, ${sql.value(rows.map((row) => row.sha256), 'text[]')}) as v(tenant, sha256)
-         where coalesce(b.tenant_id, '') = v.tenant and b.sha256 = v.sha256`));
+         where b.tenant_id = v.tenant and b.sha256 = v.sha256`));
     }
     return rows.length;
   });

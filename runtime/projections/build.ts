@@ -115,12 +115,16 @@ async function step(db: Db, p: TableProjection, batch: number): Promise<StepOutc
     if (row?.building !== definition) return 'elsewhere'; // finished by another instance, or another definition builds
     const phase = row.build_phase ?? 'rows';
     const from = phase === 'rows' ? p.baseTable : p.table;
-    const ids = (await t.manyOrNone<{ id: string }>(compile(sql`
-      select "id" from ${sql.ident(from)} where "id" > ${sql.value(row.build_after ?? '', 'text')}
-       order by "id" limit ${sql.value(batch, 'int')}`))).map((r) => r.id);
+    // Walked in key order, (tenant_id, id): the primary key of both tables in layout 3 (ADR 025).
+    const [afterTenant, afterId] = buildAfter(row.build_after);
+    const rows = await t.manyOrNone<{ tenant_id: string; id: string }>(compile(sql`
+      select "tenant_id", "id" from ${sql.ident(from)}
+       where ("tenant_id", "id") > (${sql.value(afterTenant, 'text')}, ${sql.value(afterId, 'text')})
+       order by "tenant_id", "id" limit ${sql.value(batch, 'int')}`));
+    const ids = rows.map((r) => r.id);
     if (ids.length > 0) {
-      const values = sql.value(ids, 'text[]');
-      await t.none(compile(phase === 'rows' ? refreshSql(p, values) : deleteSql(p, values)));
+      const keys = { tenants: sql.value(rows.map((r) => r.tenant_id), 'text[]'), ids: sql.value(ids, 'text[]') };
+      await t.none(compile(phase === 'rows' ? refreshSql(p, keys) : deleteSql(p, keys)));
     }
     const last = ids.length < batch;
     if (last && phase === 'orphans') {
@@ -132,11 +136,26 @@ async function step(db: Db, p: TableProjection, batch: number): Promise<StepOutc
     }
     await t.none(compile(sql`
       update svc_projection_state set build_phase = ${sql.value(last ? 'orphans' : phase, 'text')},
-        build_after = ${sql.value(last ? '' : ids[ids.length - 1], 'text')},
+        build_after = ${sql.value(last ? '' : JSON.stringify([rows[rows.length - 1].tenant_id, ids[ids.length - 1]]), 'text')},
         build_done = build_done + ${sql.value(phase === 'rows' ? ids.length : 0, 'bigint')}
        where name = ${sql.value(p.name, 'text')}`));
     return 'more';
   });
+}
+
+/**
+ * The key a build continues after: `["tenant", "id"]`; '' (or null) is the
+ * start. A position written before layout 3 is an id alone: continued from
+ * the global scope's `''`, so no tenant's rows are skipped (rows built again
+ * are the same rows).
+ */
+function buildAfter(text: string | null): [string, string] {
+  if (!text) return ['', ''];
+  if (text.startsWith('[')) {
+    const parsed = JSON.parse(text) as unknown;
+    if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((v) => typeof v === 'string')) return parsed as [string, string];
+  }
+  return ['', text];
 }
 
 /** At most this many ids are counted to decide that a build is small enough to finish before the start returns. */

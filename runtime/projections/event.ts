@@ -1,6 +1,7 @@
 /** Reading model events for a rebuild, in log order. */
 import { isoUtc, type Tx } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
+import { tenantOf } from '../tenancy/index.ts';
 import type { ProjectionEvent } from './types.ts';
 
 const COLUMNS = sql.raw('seq, id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at');
@@ -21,7 +22,7 @@ export interface EventRow {
 export function toProjectionEvent(row: EventRow, replay: boolean): ProjectionEvent {
   return {
     eventId: row.id, eventType: row.event_type, model: row.stream_type, recordId: row.stream_id,
-    version: row.version, data: row.data, actorId: row.actor_id, tenantId: row.tenant_id,
+    version: row.version, data: row.data, actorId: row.actor_id, tenantId: tenantOf(row.tenant_id),
     occurredAt: isoUtc(row.occurred_at), replay,
   };
 }

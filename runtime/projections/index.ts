@@ -51,8 +51,9 @@ export const projections = defineCapability({
     const ready = readiness(ctx.db, tables);
     const builder = new Builder(ctx.db, ctx.log, ctx.config.projections.buildBatch, ready.markReady);
     await builder.start(pending);
-    // The tenant index of every table, and what later capabilities ask for (wantIndex) before the instance listens.
-    const wanted: ProjectionIndex[] = tables.map(tenantIndex);
+    // The tenant index of every table keyed by id alone (layout 2; the key is that index in layout 3),
+    // and what later capabilities ask for (wantIndex) before the instance listens.
+    const wanted: ProjectionIndex[] = tables.filter((p) => !p.keyedByTenant).map(tenantIndex);
     const indexes = afterListening(ctx, () => buildIndexes(ctx.directDb, wanted, ctx.log));
     const infos = describe(tables, ctx.projections);
     ctx.services.projections = {
@@ -85,8 +86,9 @@ async function prepare(ctx: ServiceContext<never>): Promise<{ tables: TableProje
         await untimed(t); // DDL, and the wait for an instance that rebuilds
         await t.any(compile(sql`select pg_advisory_xact_lock(${sql.value(PROJECTIONS_LOCK_KEY, 'bigint')})`));
         const catalog = await readCatalog(t, names);
-        const tables = planProjections(ctx.ir, catalog);
-        const reshaped = await ensureTables(t, tables, catalog);
+        const ensured = await ensureTables(t, planProjections(ctx.ir, catalog), catalog);
+        const tables = ensured.tables;
+        const reshaped = ensured.changed;
         // Without the tables consumer's cursor, no change was applied for these rows: build them all.
         const { cursor } = await t.one<{ cursor: boolean }>(compile(sql`
           select exists (select 1 from svc_feed_cursors where name = ${sql.value(TABLES_CONSUMER, 'text')}) as cursor`));

@@ -13,6 +13,7 @@
 import { fixed, statementName, type Tx } from '../db/index.ts';
 import type { ChangeFeed, ConsumerHandle, DurableConsumer, FeedChange } from '../feed/index.ts';
 import { compile, sql } from '../sql/index.ts';
+import { tenantKey } from '../tenancy/index.ts';
 import { prepare, type Prepared } from '../sql/prepare.ts';
 import { refreshSql } from './sync.ts';
 import { PROJECTIONS_LOCK_KEY } from './rebuild.ts';
@@ -73,13 +74,15 @@ export class Refresher {
       streams: [...this.tables.keys()],
       handle: async (changes, t) => {
         await holdAgainstRebuild(t, prepared);
-        const ids = new Map<string, Set<string>>();
+        // Each record once, by its key (tenant_id, id): the global scope's tenant is stored as ''.
+        const keys = new Map<string, Map<string, RowKey>>();
         for (const c of changes) {
-          let set = ids.get(c.modelName);
-          if (!set) ids.set(c.modelName, (set = new Set()));
-          set.add(c.recordId);
+          let set = keys.get(c.modelName);
+          if (!set) keys.set(c.modelName, (set = new Map()));
+          const tenant = tenantKey(c.tenantId);
+          set.set(JSON.stringify([tenant, c.recordId]), { tenant, id: c.recordId });
         }
-        for (const [model, set] of ids) await refreshIds(t, sql.get(model)!, [...set], prepared);
+        for (const [model, set] of keys) await refreshKeys(t, sql.get(model)!, [...set.values()], prepared);
       },
     };
   }
@@ -97,19 +100,26 @@ async function holdAgainstRebuild(t: Tx, prepared = false): Promise<void> {
 }
 
 /** A table's refresh statement, named after its text: a schema change makes another text, and so another name. */
-interface RefreshStatement extends Prepared<{ ids: string[] }> {
+interface RefreshStatement extends Prepared<{ tenants: string[]; ids: string[] }> {
   readonly name: string;
 }
 
+interface RowKey {
+  readonly tenant: string;
+  readonly id: string;
+}
+
 function refreshStatement(p: TableProjection): RefreshStatement {
-  const statement = prepare<{ ids: string[] }>((arg) => refreshSql(p, arg('ids', 'text[]')));
+  const statement = prepare<{ tenants: string[]; ids: string[] }>((arg) => refreshSql(p, { tenants: arg('tenants', 'text[]'), ids: arg('ids', 'text[]') }));
   return { ...statement, name: statementName('svc_refresh', statement.text) };
 }
 
-/** One statement per MAX_IDS_PER_STATEMENT ids, prepared when `prepared` (planned once, not once per batch). */
-async function refreshIds(t: Tx, statement: RefreshStatement, ids: string[], prepared: boolean): Promise<void> {
-  for (let i = 0; i < ids.length; i += MAX_IDS_PER_STATEMENT) {
-    await t.none(fixed(prepared, statement.name, statement.text, statement.values({ ids: ids.slice(i, i + MAX_IDS_PER_STATEMENT) })));
+/** One statement per MAX_IDS_PER_STATEMENT records, prepared when `prepared` (planned once, not once per batch). */
+async function refreshKeys(t: Tx, statement: RefreshStatement, keys: RowKey[], prepared: boolean): Promise<void> {
+  for (let i = 0; i < keys.length; i += MAX_IDS_PER_STATEMENT) {
+    const slice = keys.slice(i, i + MAX_IDS_PER_STATEMENT);
+    const values = statement.values({ tenants: slice.map((k) => k.tenant), ids: slice.map((k) => k.id) });
+    await t.none(fixed(prepared, statement.name, statement.text, values));
   }
 }
 

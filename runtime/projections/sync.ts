@@ -9,29 +9,46 @@ import { compile, sql, type Sql, type SqlValue } from '../sql/index.ts';
 import { columnList, columnRef, textList } from './plan.ts';
 import type { TableProjection } from './types.ts';
 
-/** Upserts the active base rows whose id is one of `ids` (a `text[]` value), writing only rows that differ. */
-function upsertSql(p: TableProjection, ids: SqlValue): Sql {
-  const assigned = p.columns.filter((c) => c.column !== 'id');
+/**
+ * The rows `(tenant_id, id)` of `keys`: two `text[]` values of one length, the
+ * stored tenants (`''` for the global scope) and the ids. Base and projection
+ * are matched on both columns, their key in layout 3 (ADR 025): co-located on
+ * Citus, and a primary-key probe on one node.
+ */
+export interface RowKeys {
+  readonly tenants: SqlValue;
+  readonly ids: SqlValue;
+}
+
+const keyed = (alias: string, keys: RowKeys) =>
+  sql`(${sql.alias(alias)}."tenant_id", ${sql.alias(alias)}."id") in (select * from unnest(${keys.tenants}, ${keys.ids}))`;
+
+/** The conflict target of the upsert: the table's key (ADR 025; `id` alone on a table of layout 2). */
+const conflictTarget = (p: TableProjection) => (p.keyedByTenant ? sql`("tenant_id", "id")` : sql`("id")`);
+
+/** Upserts the active base rows among `keys`, writing only rows that differ. */
+function upsertSql(p: TableProjection, keys: RowKeys): Sql {
+  const assigned = p.columns.filter((c) => c.column !== 'id' && !(p.keyedByTenant && c.column === 'tenant_id'));
   const set = sql.join(assigned.map((c) => sql`${sql.ident(c.column)} = ${columnRef(c.column, 'excluded')}`), ', ');
   const current = sql.join(assigned.map((c) => columnRef(c.column, 'p')), ', ');
   const incoming = sql.join(assigned.map((c) => columnRef(c.column, 'excluded')), ', ');
   return sql`insert into ${sql.ident(p.table)} as p (${columnList(p)})
     select ${textList(p, 'b')} from ${sql.ident(p.baseTable)} b
-     where b."deleted_at" is null and b."id" = any(${ids})
-    on conflict ("id") do update set ${set}
+     where b."deleted_at" is null and ${keyed('b', keys)}
+    on conflict ${conflictTarget(p)} do update set ${set}
     where (${current}) is distinct from (${incoming})`;
 }
 
-/** Removes the projection rows among `ids` whose base record is absent or soft-deleted. */
-export function deleteSql(p: TableProjection, ids: SqlValue): Sql {
+/** Removes the projection rows among `keys` whose base record is absent or soft-deleted. */
+export function deleteSql(p: TableProjection, keys: RowKeys): Sql {
   return sql`delete from ${sql.ident(p.table)} p
-    where p."id" = any(${ids}) and not exists (
-      select 1 from ${sql.ident(p.baseTable)} b where b."id" = p."id" and b."deleted_at" is null)`;
+    where ${keyed('p', keys)} and not exists (
+      select 1 from ${sql.ident(p.baseTable)} b where b."tenant_id" = p."tenant_id" and b."id" = p."id" and b."deleted_at" is null)`;
 }
 
-/** One statement per refresh: the delete and the upsert touch disjoint ids; `ids` is the `text[]` value of both. */
-export function refreshSql(p: TableProjection, ids: SqlValue): Sql {
-  return sql`with gone as (${deleteSql(p, ids)}) ${upsertSql(p, ids)}`;
+/** One statement per refresh: the delete and the upsert touch disjoint rows; `keys` are the values of both. */
+export function refreshSql(p: TableProjection, keys: RowKeys): Sql {
+  return sql`with gone as (${deleteSql(p, keys)}) ${upsertSql(p, keys)}`;
 }
 
 /**

@@ -1,12 +1,16 @@
 /**
  * Startup DDL of the built-in projection tables: create a missing table, add
  * missing columns as nullable text, keep existing and extra columns. A column
- * the projection needs that is not text (or an `id` without a unique index)
- * stops the start with CURRENT_PROJECTION_SCHEMA_CONFLICT.
+ * the projection needs that is not text (or a table keyed neither by
+ * `(tenant_id, id)` nor by `id`) stops the start with
+ * CURRENT_PROJECTION_SCHEMA_CONFLICT. A new table is keyed by
+ * `(tenant_id, id)`, NOT NULL (layout 3, ADR 025: co-located with its base
+ * table on Citus); a table of layout 2 keyed by `id` alone keeps working.
+ 
  */
 import type { Tx } from '../db/index.ts';
 import { compile, sql } from '../sql/index.ts';
-import { indexBuildRunning, indexSql, tenantIndex } from './indexes.ts';
+import { indexBuildRunning } from './indexes.ts';
 import type { TableProjection } from './types.ts';
 
 export const SCHEMA_CONFLICT = 'CURRENT_PROJECTION_SCHEMA_CONFLICT';
@@ -33,29 +37,33 @@ export class IndexBuildRunningError extends Error {
 
 const TEXT_TYPES = /^(text|character varying(\(\d+\))?)$/;
 
-/** Aligns the tables; returns the names of those it created or added a column to (their rows must be built). */
+/**
+ * Aligns the tables; returns the names of those it created or added a column
+ * to (their rows must be built), and the projections with their key as found.
+ */
 export async function ensureTables(
   t: Tx, projections: readonly TableProjection[], existing: Map<string, Map<string, string>>,
-): Promise<Set<string>> {
+): Promise<{ changed: Set<string>; tables: TableProjection[] }> {
   const present = projections.filter((p) => existing.has(p.table));
-  const unique = await tablesWithUniqueId(t, present.map((p) => p.table));
+  const keys = await tableKeys(t, present.map((p) => p.table));
   const changed = new Set<string>();
+  const tables: TableProjection[] = [];
   for (const p of projections) {
     const columns = existing.get(p.table);
     if (!columns) await createTable(t, p);
-    if (!columns || await alignTable(t, p, columns, unique.has(p.table))) changed.add(p.name);
+    if (!columns || await alignTable(t, p, columns, keys.has(p.table))) changed.add(p.name);
+    tables.push({ ...p, keyedByTenant: !columns || keys.get(p.table) === 'tenant' });
   }
-  return changed;
+  return { changed, tables };
 }
 
 async function createTable(t: Tx, p: TableProjection): Promise<void> {
-  const lines = p.columns.map((c) => sql`${sql.ident(c.column)} text${c.column === 'id' ? sql` primary key` : sql.empty}`);
-  await t.none(sql.text(sql`create table if not exists ${sql.ident(p.table)} (${sql.join(lines, ', ')})`));
-  await t.none(sql.text(indexSql(tenantIndex(p), false))); // an empty table: no need for `concurrently`
+  const lines = p.columns.map((c) => sql`${sql.ident(c.column)} text${c.column === 'id' || c.column === 'tenant_id' ? sql` not null` : sql.empty}`);
+  await t.none(sql.text(sql`create table if not exists ${sql.ident(p.table)} (${sql.join(lines, ', ')}, primary key ("tenant_id", "id"))`));
 }
 
 /** True when a column was added. */
-async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string>, idIsUnique: boolean): Promise<boolean> {
+async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string>, keyed: boolean): Promise<boolean> {
   let added = false;
   for (const c of p.columns) {
     const type = columns.get(c.column);
@@ -69,20 +77,27 @@ async function alignTable(t: Tx, p: TableProjection, columns: Map<string, string
       );
     }
   }
-  if (!idIsUnique) throw new ProjectionSchemaConflictError(`${p.table}.id has no primary key or unique index`);
+  if (!keyed) throw new ProjectionSchemaConflictError(`${p.table} has no primary key or unique index on (tenant_id, id) or on id`);
   return added;
 }
 
-/** Of `tables` (in the current schema), those whose `id` has a primary key or a unique index of its own: one query for all. */
-async function tablesWithUniqueId(t: Tx, tables: readonly string[]): Promise<Set<string>> {
-  if (tables.length === 0) return new Set();
-  const rows = await t.manyOrNone<{ table: string }>(compile(sql`
-     select distinct c.relname as table
+/**
+ * Of `tables` (in the current schema), the key of each that has one: `tenant`
+ * for a primary key or unique index on exactly `(tenant_id, id)`, else `id`
+ * for one on `id` alone. One query for all.
+ */
+async function tableKeys(t: Tx, tables: readonly string[]): Promise<Map<string, 'tenant' | 'id'>> {
+  if (tables.length === 0) return new Map();
+  const rows = await t.manyOrNone<{ table: string; tenant: boolean }>(compile(sql`
+     select c.relname as table, bool_or(i.indnatts = 2) as tenant
        from pg_index i
        join pg_class c on c.oid = i.indrelid
        join pg_namespace n on n.oid = c.relnamespace
        join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+       left join pg_attribute b on b.attrelid = i.indrelid and i.indnatts = 2 and b.attnum = i.indkey[1]
       where n.nspname = current_schema() and c.relname = any(${sql.value(tables, 'text[]')})
-        and i.indisunique and i.indnatts = 1 and i.indpred is null and a.attname = 'id'`));
-  return new Set(rows.map((r) => r.table));
+        and i.indisunique and i.indisvalid and i.indpred is null and i.indexprs is null
+        and ((i.indnatts = 1 and a.attname = 'id') or (i.indnatts = 2 and a.attname = 'tenant_id' and b.attname = 'id'))
+      group by c.relname`));
+  return new Map(rows.map((r) => [r.table, r.tenant ? 'tenant' : 'id']));
 }

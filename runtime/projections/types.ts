@@ -76,6 +76,12 @@ export interface TableProjection {
   readonly table: string;
   readonly baseTable: string;
   readonly columns: readonly ProjectedColumn[];
+  /**
+   * The projection's key is `(tenant_id, id)` (layout 3, ADR 025: a table made
+   * by this version or converted), else `id` alone (a table of layout 2); the
+   * upsert's conflict target follows it. Read from the catalog at start.
+   */
+  readonly keyedByTenant?: boolean;
 }
 
 export interface ProjectedColumn {

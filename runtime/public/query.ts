@@ -4,12 +4,12 @@
  * id, `limit` clamped to 1..100 (default 100; garbage is the default).
  */
 import { invalidField } from '../http/errors.ts';
-import { TenantScope } from '../tenancy/index.ts';
+import { GLOBAL_TENANT, TenantScope } from '../tenancy/index.ts';
 import type { PublicModel } from './plan.ts';
 import { compile, sql, type Query } from '../sql/index.ts';
 
-/** The projection keeps the global scope's tenant as '' (a key column cannot be null). */
-const PROJECTION_GLOBAL = '';
+/** The projection and its base table keep the global scope's tenant as '' (ADR 025 decision 2). */
+const PROJECTION_GLOBAL = GLOBAL_TENANT;
 
 export const MAX_LIMIT = 100;
 
@@ -37,11 +37,16 @@ export function filtersOf(model: PublicModel, query: Record<string, unknown>): M
 /** A statement of one filter shape: its text, and what each placeholder binds, in placeholder order. */
 interface Shape {
   readonly text: string;
-  /** A filter column, or LIMIT. */
+  /** A filter column's slot, LIMIT, or a constant of the statement (the global scope's tenant). */
   readonly slots: readonly unknown[];
 }
 
 const LIMIT = Symbol('limit');
+
+/** The placeholder of a filter column's value. */
+class FilterSlot {
+  constructor(readonly column: string) {}
+}
 const shapes = new WeakMap<PublicModel, Map<string, Shape>>();
 
 /**
@@ -56,17 +61,20 @@ export function publicQuery(model: PublicModel, filters: ReadonlyMap<string, str
   const key = columns.join('\u0000');
   let shape = cache.get(key);
   if (!shape) cache.set(key, (shape = shapeOf(model, columns)));
-  return { text: shape.text, values: shape.slots.map((slot) => (slot === LIMIT ? limit : filters.get(slot as string))) };
+  return {
+    text: shape.text,
+    values: shape.slots.map((slot) => (slot === LIMIT ? limit : slot instanceof FilterSlot ? filters.get(slot.column) : slot)),
+  };
 }
 
 function shapeOf(model: PublicModel, columns: readonly string[]): Shape {
   const p = model.projection;
-  const where = columns.map((column) => sql`and p.${sql.ident(column)} = ${sql.value(column, 'text')}`);
+  const where = columns.map((column) => sql`and p.${sql.ident(column)} = ${sql.value(new FilterSlot(column), 'text')}`);
   // The base-table check makes "never a soft-deleted row" hold even when a refresh was missed.
   const statement = sql`select ${model.select} from ${sql.ident(p.table)} p
       where p."tenant_id" = ${sql.raw(`'${PROJECTION_GLOBAL}'`)} ${sql.join(where, ' ')}
         and exists (select 1 from ${sql.ident(p.baseTable)} b
-                     where b."id" = p."id" and b."deleted_at" is null and ${TenantScope.GLOBAL.predicate('b')})
+                     where b."tenant_id" = p."tenant_id" and b."id" = p."id" and b."deleted_at" is null and ${TenantScope.GLOBAL.predicate('b')})
       order by p."id" limit ${sql.value(LIMIT, 'int')}`;
   const { text, values } = compile(statement, { scope: TenantScope.GLOBAL });
   return { text, slots: values };

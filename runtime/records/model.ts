@@ -7,6 +7,7 @@ import type { Field, Model, SchemaIR, Scalar } from '../ir/types.ts';
 import { SYSTEM_COLUMNS } from '../ir/types.ts';
 import { isoUtcSql } from '../db/index.ts';
 import { sql, type Sql } from '../sql/index.ts';
+import { tenantOfSql } from '../tenancy/index.ts';
 
 export type SqlType = 'text' | 'double precision' | 'boolean' | 'timestamptz' | 'jsonb';
 
@@ -63,10 +64,14 @@ const SYSTEM_TYPES: Record<string, SqlType> = {
   id: 'text', tenant_id: 'text', created_at: 'timestamptz', updated_at: 'timestamptz', deleted_at: 'timestamptz',
 };
 
-/** Timestamps in the one response format (ISO 8601, UTC, milliseconds); cursors carry exact values (order.ts). */
+/**
+ * Timestamps in the one response format (ISO 8601, UTC, milliseconds); cursors carry exact values (order.ts).
+ * The tenant is null for the global scope's `''` (ADR 025 decision 2).
+ */
 function selectExpression(c: ColumnInfo): Sql {
   const source = sql`t.${c.ident}`;
-  const value = c.sqlType === 'timestamptz' ? sql.raw(isoUtcSql(sql.text(source))) : source;
+  const value = c.sqlType === 'timestamptz' ? sql.raw(isoUtcSql(sql.text(source)))
+    : c.column === 'tenant_id' ? tenantOfSql(source) : source;
   return sql`${value} as ${sql.ident(c.name)}`;
 }
 

@@ -7,6 +7,7 @@
 import { invalid } from './errors.ts';
 import type { ColumnInfo, ModelInfo } from './model.ts';
 import { sql, type Sql } from '../sql/index.ts';
+import { tenantOfSql } from '../tenancy/index.ts';
 import { checkFilterValue, isPlainObject } from './values.ts';
 
 type Operator = (c: ColumnInfo, col: Sql, value: unknown, path: string) => Sql;
@@ -77,7 +78,8 @@ function fieldCondition(info: ModelInfo, key: string, value: unknown, alias: Sql
   const path = `where.${key}`;
   const c = info.filterable.get(key);
   if (!c) throw invalid(path, `${key} is not a field of ${info.name}`);
-  const col = sql`${alias}.${c.ident}`;
+  // The tenant compares as the API shows it: the global scope's stored `''` is null (ADR 025).
+  const col = c.column === 'tenant_id' ? tenantOfSql(sql`${alias}.${c.ident}`) : sql`${alias}.${c.ident}`;
   if (!isPlainObject(value)) {
     if (Array.isArray(value)) throw invalid(path, `${path} must be a value or an operator object (use in: [...] for lists)`);
     return OPERATORS.eq(c, col, value, path);

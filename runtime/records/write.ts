@@ -26,7 +26,7 @@ export function hooksOf(deps: RecordsDeps, info: ModelInfo): ModelHooks<Row> {
 }
 
 export function hookContext(info: ModelInfo, caller: Caller, tx: Tx): HookContext {
-  return { model: info.name, principal: caller.principal, tenantId: caller.scope.tenantId, tx };
+  return { model: info.name, principal: caller.principal, tenantId: caller.scope.tenantId, tenantKey: caller.scope.key, tx };
 }
 
 /**

@@ -7,6 +7,16 @@
  * never rendered it; no path writes `tenant_id = $n` by hand.
  *
  * A scope is a tenant or the global scope (tenant null). No request spans scopes.
+ *
+ * Layout 3 (ADR 025): a distributed table (a model table, its projection,
+ * svc_events, svc_changes, svc_audit, svc_media, svc_media_blobs) stores the
+ * global scope as the empty string `GLOBAL_TENANT` in a NOT NULL `tenant_id`;
+ * `stamp()` writes it and `predicate()` matches it. The reference and
+ * coordinator-local tables (svc_users, svc_jobs, svc_workflow_runs, ...) keep a
+ * nullable tenant: `localStamp()` / `localPredicate()` write and match null.
+ * The API always answers `tenantId: null` for the global scope: a row of a
+ * distributed table is mapped with `tenantOf`, a nullable tenant inserted
+ * into one with `tenantKey`.
  */
 import type Koa from 'koa';
 import type { Principal } from '../core/index.ts';
@@ -25,6 +35,24 @@ function tenantColumn(alias: string | null): Sql {
   return column;
 }
 
+/** The stored `tenant_id` of the global scope in a distributed table (ADR 025 decision 2). */
+export const GLOBAL_TENANT = '';
+
+/** The `tenant_id` a distributed table stores for `tenantId` (null, the global scope: `''`). */
+export function tenantKey(tenantId: string | null | undefined): string {
+  return tenantId ?? GLOBAL_TENANT;
+}
+
+/** The API's tenant of a distributed table's row: `''` (the global scope) is null. */
+export function tenantOf(key: string | null | undefined): string | null {
+  return key === undefined || key === null || key === GLOBAL_TENANT ? null : key;
+}
+
+/** `tenantOf` for an SQL expression: `nullif(column, '')`, for statements that shape rows for the API. */
+export function tenantOfSql(column: Sql): Sql {
+  return sql`nullif(${column}, '')`;
+}
+
 export class TenantScope {
   private constructor(
     /** The tenant, or null for the global scope. */
@@ -33,32 +61,50 @@ export class TenantScope {
 
   static readonly GLOBAL = new TenantScope(null);
 
-  static of(tenantId: string | null): TenantScope {
-    return tenantId === null ? TenantScope.GLOBAL : new TenantScope(tenantId);
+  /** The scope of `tenantId`: null or `''` (a distributed row's global scope) is GLOBAL. */
+  static of(tenantId: string | null | undefined): TenantScope {
+    const tenant = tenantOf(tenantId);
+    return tenant === null ? TenantScope.GLOBAL : new TenantScope(tenant);
   }
 
   get isGlobal(): boolean {
     return this.tenantId === null;
   }
 
-  /** The predicate "this row lies in the scope" for `alias`'s tenant column (null: the column unqualified). */
+  /** The `tenant_id` this scope's rows carry in a distributed table (`''` for the global scope). */
+  get key(): string {
+    return tenantKey(this.tenantId);
+  }
+
+  /** The predicate "this row lies in the scope" for `alias`'s tenant column of a distributed table (null: the column unqualified). */
   predicate(alias: string | null = 't'): Sql {
     return this.over(tenantColumn(alias));
   }
 
-  /** The scope's tenant as the value an insert writes to `tenant_id`. */
+  /** The scope's tenant as the value an insert writes to a distributed table's `tenant_id` (`''` for the global scope). */
   stamp(): Sql {
-    return sql.scoped(this, sql`${sql.value(this.tenantId, 'text')}`);
+    return sql.scoped(this, sql`${sql.value(this.key, 'text')}`);
   }
 
-  /** The predicate over any tenant-id expression `column`. */
+  /** The predicate over any tenant-id expression `column` of a distributed table: `= $n` (`''` for the global scope). */
   over(column: Sql): Sql {
+    return sql.scoped(this, sql`${column} = ${sql.value(this.key, 'text')}`);
+  }
+
+  /** The predicate for a reference or coordinator-local table, whose global scope is a null `tenant_id` (svc_jobs, svc_workflow_runs, ...). */
+  localPredicate(alias: string | null = 't'): Sql {
+    const column = tenantColumn(alias);
     return sql.scoped(this, this.tenantId === null ? sql`${column} is null` : sql`${column} = ${sql.value(this.tenantId, 'text')}`);
   }
 
-  /** True when a row stamped with `tenantId` lies in the scope (for in-memory filtering: feeds, channels). */
+  /** The value an insert writes to a reference or coordinator-local table's nullable `tenant_id`. */
+  localStamp(): Sql {
+    return sql.scoped(this, sql`${sql.value(this.tenantId, 'text')}`);
+  }
+
+  /** True when a row stamped with `tenantId` (null or `''` for the global scope) lies in the scope (in-memory filtering: feeds, channels). */
   contains(tenantId: string | null | undefined): boolean {
-    return (tenantId ?? null) === this.tenantId;
+    return tenantOf(tenantId) === this.tenantId;
   }
 }
 
@@ -79,6 +125,10 @@ export class SystemScope {
   }
 
   over(_column: Sql): Sql {
+    return sql.scoped(this, sql`true`);
+  }
+
+  localPredicate(_alias: string | null = 't'): Sql {
     return sql.scoped(this, sql`true`);
   }
 

@@ -94,7 +94,7 @@ export async function insertRun(t: Tx, run: NewRun): Promise<boolean> {
 export async function readRun(runner: Db | Tx, id: string, options: { readonly scope: ReadScope; readonly lock?: boolean }): Promise<RunState | null> {
   const run = await runner.oneOrNone(compile(sql`
     select ${RUN_COLUMNS} from svc_workflow_runs
-     where id = ${sql.value(id, 'text')} and ${options.scope.predicate(null)}${options.lock ? sql` for update` : sql.empty}`, { scope: options.scope }));
+     where id = ${sql.value(id, 'text')} and ${options.scope.localPredicate(null)}${options.lock ? sql` for update` : sql.empty}`, { scope: options.scope }));
   if (!run) return null;
   const steps = await runner.manyOrNone(compile(sql`
     select ${STEP_COLUMNS} from svc_workflow_steps where run_id = ${sql.value(id, 'text')} order by position`));
@@ -175,7 +175,7 @@ const SUMMARY_TIMES = sql.raw(`${isoUtcSql('created_at')} as created_at, ${isoUt
 /** Newest first within `scope`. */
 export async function listRuns(db: Db, scope: TenantScope, filter: RunFilter): Promise<RunSummary[]> {
   const where = [
-    scope.predicate(null),
+    scope.localPredicate(null),
     sql`workflow = any(${sql.value(filter.workflows, 'text[]')})`,
     ...(filter.status ? [sql`status = ${sql.value(filter.status, 'text')}`] : []),
     ...(filter.before ? [sql`id < ${sql.value(filter.before, 'text')}`] : []),

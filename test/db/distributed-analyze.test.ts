@@ -69,7 +69,8 @@ describe('waivers (ADR 025: what waits for the layout or the feed cursor)', () =
   it('match their class of statement only, never a whole table', async () => {
     const { waiverOf } = await import('../../runtime/db/distributed/waivers.ts');
     const unpinned = (table: string) => ({ kind: 'unpinned' as const, table, message: '' });
-    const prune = 'with gone as (delete from svc_changes where occurred_at < now() - make_interval(secs => $1::double precision) returning 1) select 1';
+    const prune = `with doomed as (select tenant_id, seq from svc_changes where occurred_at < now() - make_interval(secs => $1::double precision) limit $2::int),
+      gone as (delete from svc_changes c using doomed d where c.tenant_id = d.tenant_id and c.seq = d.seq returning 1) select count(*)::int as n from gone`;
     expect(waiverOf(unpinned('svc_changes'), prune)).toMatch(/every shard/);
     expect(waiverOf(unpinned('svc_changes'), 'delete from svc_changes where id = $1')).toBeNull();
     expect(waiverOf(unpinned('deal'), 'update "deal" as t set "title" = $1 where t."id" = $2')).toBeNull();

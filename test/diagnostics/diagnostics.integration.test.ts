@@ -95,9 +95,9 @@ describe('GET /storage/diagnostics', () => {
 
   it('reads estimates above 10,000 rows, exact counts up to a bound when asked, and never scans a whole table', async () => {
     // 12,000 projection rows and 12,000 Vendor events behind the service's back, then the statistics of a big table.
-    await svc.ctx.db.none(`insert into product_projection (id, name) select 'zz' || lpad(n::text, 6, '0'), 'bulk' from generate_series(1, 12000) n`);
-    await svc.ctx.db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type)
-      select 'ev' || n, 'Vendor', 'v' || n, 1, 'Custom' from generate_series(1, 12000) n`);
+    await svc.ctx.db.none(`insert into product_projection (id, tenant_id, name) select 'zz' || lpad(n::text, 6, '0'), '', 'bulk' from generate_series(1, 12000) n`);
+    await svc.ctx.db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type, tenant_id)
+      select 'ev' || n, 'Vendor', 'v' || n, 1, 'Custom', '' from generate_series(1, 12000) n`);
     await svc.ctx.db.none('analyze product_projection; analyze svc_events');
     const recorder = recordStatements(svc.ctx.server);
     try {

@@ -132,8 +132,8 @@ describe('change feed', () => {
     const feed = second.ctx.services.feed;
     const writer = await client();
     // A change that took 30 s from its commit to the reader (as if the reader had been stuck).
-    await writer.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, occurred_at)
-                        values ($1, 'Company', $2, 1, 'Created', '{}'::jsonb, 'test', now() - interval '30 seconds')`, [ulid(), ulid()]);
+    await writer.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, occurred_at)
+                        values ($1, 'Company', $2, 1, 'Created', '{}'::jsonb, 'test', '', now() - interval '30 seconds')`, [ulid(), ulid()]);
     feed.poke();
     await until(() => feed.stats().lastLagMs >= 29_000, 'the late change to be read');
     const reads = feed.stats().reads;

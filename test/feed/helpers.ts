@@ -38,7 +38,7 @@ export async function insertEvent(client: pg.Client | pg.Pool, streamType: strin
   await client.query(
     `insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
      values ($1, $2, $3, 1, 'Created', '{}'::jsonb, 'test', $4)`,
-    [id, streamType, ulid(), tenantId],
+    [id, streamType, ulid(), tenantId ?? ''], // the global scope is stored as '' (layout 3)
   );
   return id;
 }

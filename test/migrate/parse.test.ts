@@ -47,10 +47,23 @@ update "contact" set "kind" = 'lead' where "kind" is null;
     ['a backfill without where', '-- step 1 backfill "a": fill\nupdate "a" set x = 1;\n', /needs a where clause/],
     ['a preflight that is not a select', '-- step 1 preflight: check\ndelete from "a";\n', /one select/],
     ['an empty step', '-- step 1 transactional: nothing\n-- only a comment\n', /has no statement/],
+    ['a keyset column on a step that is not a backfill', '-- step 1 online "a" by "x": index\ncreate index concurrently "i" on "a" (x);\n', /only a backfill step names a keyset column/],
   ];
   for (const [name, text, message] of refused) {
     it(`refuses ${name}`, () => expect(() => parseMigration(text)).toThrow(message));
   }
+});
+
+describe('a backfill\'s keyset column', () => {
+  it('is id unless the step names another (`by "column"`, for a table without id)', () => {
+    const { steps } = parseMigration(`-- step 1 backfill "blobs" by "sha256": fill the tenant
+update "blobs" set tenant_id = '' where tenant_id is null;
+-- step 2 backfill "media": fill the tenant
+update "media" set tenant_id = '' where tenant_id is null;
+`);
+    expect(steps.map((s) => [s.kind, s.table, s.key, s.description])).toEqual([
+      ['backfill', 'blobs', 'sha256', 'fill the tenant'], ['backfill', 'media', null, 'fill the tenant']]);
+  });
 });
 
 describe('statements and backfills', () => {

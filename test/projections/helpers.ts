@@ -14,6 +14,7 @@ import { TokenSigner, type Principal } from '../../runtime/auth/index.ts';
 import type { Role } from '../../runtime/ir/types.ts';
 import type { ProjectionDefinition } from '../../runtime/projections/index.ts';
 import type { ServiceContext } from '../../runtime/service/index.ts';
+import { tenantKey } from '../../runtime/tenancy/index.ts';
 
 export const CATALOG = join(import.meta.dirname, 'fixtures', 'catalog', 'schema.ts');
 
@@ -96,7 +97,7 @@ export function writer(ctx: ServiceContext) {
       const id = ulid();
       const keys = Object.keys(data);
       const columns = ['id', 'tenant_id', ...keys.map((k) => columnOf(modelName, k))].map(quote).join(', ');
-      const params = [id, tenantId, ...keys.map((k) => jsonish(data[k]))];
+      const params = [id, tenantKey(tenantId), ...keys.map((k) => jsonish(data[k]))];
       await ctx.db.tx(async (t) => {
         await t.none(`insert into ${quote(model(modelName).table)} (${columns}) values (${params.map((_, i) => `$${i + 1}`).join(', ')})`, params);
         await ctx.services.events.append(t, event(modelName, id, 'Created', { id, ...data }, tenantId));

@@ -68,15 +68,15 @@ describe('plans at scale', { timeout: 120_000 }, () => {
       (r) => r.rowCount === 1, 30_000);
     await svc.close();
     svc = null;
-    await client.query(`insert into product (id, name, status) select '01PLAN' || lpad(n::text, 8, '0'), 'Plan ' || n, 'published'
+    await client.query(`insert into product (id, tenant_id, name, status) select '01PLAN' || lpad(n::text, 8, '0'), '', 'Plan ' || n, 'published'
                           from generate_series(1, $1::int) n`, [ROWS]);
     await client.query(`insert into product_projection (id, tenant_id, name) select id, '', name from product`);
     // Recent rows only (and before the events: the cursors below have read them): the sweeps find nothing to delete, the case where a scan by another order reads everything.
-    await client.query(`insert into svc_changes (id, stream_type, stream_id, event_type) select 'ch' || id, 'Product', id, 'Updated' from product`);
-    await client.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data)
-                          select 'ev' || id, 'Product', id, 1, 'Created', '{}' from product`);
-    await client.query(`insert into svc_audit (actor_kind, action, outcome, entity_type, entity_id)
-                          select 'user', 'record.create', 'success', 'Product', id from product`);
+    await client.query(`insert into svc_changes (id, stream_type, stream_id, event_type, tenant_id) select 'ch' || id, 'Product', id, 'Updated', '' from product`);
+    await client.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, tenant_id)
+                          select 'ev' || id, 'Product', id, 1, 'Created', '{}', '' from product`);
+    await client.query(`insert into svc_audit (tenant_id, actor_kind, action, outcome, entity_type, entity_id)
+                          select '', 'user', 'record.create', 'success', 'Product', id from product`);
     await client.query(`insert into svc_login_throttle (email, client, attempts, last_attempt_at)
                           select 'user' || n || '@example.com', '', 1, now() from generate_series(1, $1::int) n`, [ROWS]);
     // Every consumer has applied the seed (as the live service would have).
@@ -114,7 +114,7 @@ describe('plans at scale', { timeout: 120_000 }, () => {
     const statements = [...new Map(recording.sent.filter((s) => explainable(s.text)).map((s) => [s.text, s])).values()];
     // The statements of interest were sent (the test proves nothing if they were not).
     const flat = (text: string) => text.replace(/\s+/g, ' ');
-    for (const mark of ['from svc_projection_state', 'order by "id" limit', 'pg_stats', 'svc_feed_cursors', 'with newest as', '"product_projection" p',
+    for (const mark of ['from svc_projection_state', 'order by "tenant_id", "id" limit', 'pg_stats', 'svc_feed_cursors', 'with newest as', '"product_projection" p',
       ...SWEEPS.map((sweep) => sweep.mark)]) {
       expect(statements.some((s) => flat(s.text).includes(mark)), mark).toBe(true);
     }

@@ -116,8 +116,8 @@ describe('startup synchronisation and projection schema', () => {
     // Mutations nobody hears: straight SQL while the service is down.
     await sql(`update product set name = 'New name' where id = $1`, [renamed]);
     await sql(`update product set deleted_at = now() where id = $1`, [trashed]);
-    await sql(`insert into product (id, name) values ('01OUTOFBAND', 'Out of band')`);
-    await sql(`insert into product_projection (id, name) values ('01GHOST', 'ghost')`);
+    await sql(`insert into product (id, tenant_id, name) values ('01OUTOFBAND', '', 'Out of band')`);
+    await sql(`insert into product_projection (id, tenant_id, name) values ('01GHOST', '', 'ghost')`);
     expect(await sql('select count(*)::int as n from svc_events')).toEqual([{ n: 0 }]);
 
     svc = await startCatalog({ database, env: { SVC_HISTORY_POLICY: 'off', SVC_PROJECTION_SYNC: 'always' } });
@@ -156,12 +156,14 @@ describe('startup synchronisation and projection schema', () => {
     await sql('alter table product_projection alter column price type text');
   });
 
-  it('a projection table whose id lost its primary key stops the start with CURRENT_PROJECTION_SCHEMA_CONFLICT', async () => {
+  it('a projection table keyed by (tenant_id, id) (layout 3), that lost its key, stops the start with CURRENT_PROJECTION_SCHEMA_CONFLICT; keyed by id alone (layout 2) it serves', async () => {
+    expect(await sql(`select pg_get_indexdef('product_projection_pkey'::regclass) as def`))
+      .toEqual([{ def: expect.stringMatching(/\(tenant_id, id\)$/) }]);
     await sql('alter table product_projection drop constraint product_projection_pkey');
     // A unique index on id with a predicate does not make upserts by id safe either.
     await sql(`create unique index product_projection_partial_id on product_projection (id) where id <> ''`);
     const failure = await startCatalog({ database }).then(() => null, (error: Error) => error);
-    expect(failure!.message).toBe('CURRENT_PROJECTION_SCHEMA_CONFLICT: product_projection.id has no primary key or unique index');
+    expect(failure!.message).toBe('CURRENT_PROJECTION_SCHEMA_CONFLICT: product_projection has no primary key or unique index on (tenant_id, id) or on id');
     await sql('drop index product_projection_partial_id');
     await sql('create unique index product_projection_id on product_projection (id)');
     svc = await startCatalog({ database });

@@ -19,10 +19,10 @@ afterAll(() => svc?.close());
 it('rebuilds while a burst of changes is being refreshed, and ends with every row once', { timeout: 120_000 }, async () => {
   // Rows and their events written behind the API's back: the feed's refresh consumer picks them up
   // while the rebuild below runs.
-  await svc.ctx.db.none(`insert into product (id, name, status, price)
-    select 'R' || lpad(g::text, 8, '0'), 'Product ' || g, 'published', g from generate_series(1, ${RECORDS}) g`);
-  await svc.ctx.db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type, data)
-    select 'RC' || g, 'Product', 'R' || lpad(g::text, 8, '0'), 1, 'Created',
+  await svc.ctx.db.none(`insert into product (id, tenant_id, name, status, price)
+    select 'R' || lpad(g::text, 8, '0'), '', 'Product ' || g, 'published', g from generate_series(1, ${RECORDS}) g`);
+  await svc.ctx.db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type, tenant_id, data)
+    select 'RC' || g, 'Product', 'R' || lpad(g::text, 8, '0'), 1, 'Created', '',
            jsonb_build_object('name', 'Product ' || g, 'status', 'published', 'price', g)
       from generate_series(1, ${RECORDS}) g`);
   svc.ctx.services.events.committed();

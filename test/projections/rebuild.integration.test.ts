@@ -49,7 +49,7 @@ async function seed(svc: TestService): Promise<string[]> {
 
 async function tamper(svc: TestService, id: string) {
   await svc.ctx.db.none(`update product_projection set name = 'tampered' where id = $1`, [id]);
-  await svc.ctx.db.none(`insert into product_projection (id, name) values ('01STRAY', 'stray')`);
+  await svc.ctx.db.none(`insert into product_projection (id, tenant_id, name) values ('01STRAY', '', 'stray')`);
 }
 
 describe('POST /projections/rebuild', () => {

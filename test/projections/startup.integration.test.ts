@@ -43,7 +43,7 @@ async function connect(database: TestDatabase): Promise<pg.Client> {
 }
 
 async function seedProducts(client: pg.Client): Promise<void> {
-  await client.query(`insert into product (id, name, status) select '01SEED' || lpad(n::text, 6, '0'), 'Seed ' || n, 'published'
+  await client.query(`insert into product (id, tenant_id, name, status) select '01SEED' || lpad(n::text, 6, '0'), '', 'Seed ' || n, 'published'
                         from generate_series(1, $1::int) n`, [ROWS]);
 }
 
@@ -177,9 +177,12 @@ describe('projections at start', { timeout: 90_000 }, () => {
     // seen, its count that of the base rows up to its position (no batch counted twice, none partly).
     const stopped = await productState(client);
     expect(stopped.building).not.toBeNull();
-    expect(stopped.build_after! >= interrupted!.build_after!).toBe(true);
-    expect(stopped.build_after! < '01SEED000300').toBe(true);
-    const walked = await client.query(`select count(*)::int as n from product where id <= $1`, [stopped.build_after]);
+    // The position is the last key built, (tenant_id, id): every row here is of the global scope ('').
+    const keyOf = (state: StateRow) => JSON.parse(state.build_after!) as [string, string];
+    expect(keyOf(stopped)[0]).toBe('');
+    expect(keyOf(stopped)[1] >= keyOf(interrupted!)[1]).toBe(true);
+    expect(keyOf(stopped)[1] < '01SEED000300').toBe(true);
+    const walked = await client.query(`select count(*)::int as n from product where (tenant_id, id) <= ($1, $2)`, keyOf(stopped));
     expect(Number(stopped.build_done)).toBe(walked.rows[0].n);
 
     svc = await startCatalog({ database, env: ENV });
@@ -205,6 +208,13 @@ describe('projections at start', { timeout: 90_000 }, () => {
     // The killed server's backend may still be finishing a statement: wait until no other session works on this database.
     await until(() => client.query(`select count(*)::int as n from pg_stat_activity where datname = current_database()
                                       and pid <> pg_backend_pid() and state <> 'idle'`), (r) => r.rows[0].n === 0, 20_000);
+    // A table of layout 3 is keyed by (tenant_id, id): its key is the tenant index, none is built beside it.
+    const indexes = async () => (await client.query(`select indexname as name, indexdef as def from pg_indexes
+                                                      where tablename = 'product_projection' order by 1`)).rows;
+    expect((await indexes()).filter((i) => /\(tenant_id, id\)$/.test(i.def)).map((i) => i.name)).toEqual(['product_projection_pkey']);
+    // A table of layout 2 (keyed by id) gets the tenant index, and the ones below exercise its build.
+    await client.query('alter table product_projection drop constraint product_projection_pkey');
+    await client.query('alter table product_projection add constraint product_projection_pkey primary key (id)');
     await client.query('drop index if exists product_projection_tenant_idx');
     await client.query('drop index if exists product_projection_name_public_idx');
     const { result, sent } = await statementsDuring(() => startCatalog({ database, env: PUBLIC }));

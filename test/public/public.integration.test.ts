@@ -37,7 +37,7 @@ describe('GET /public/records/{model}', () => {
       tenant: await w.create('Product', { name: 'Tenant', status: 'published' }, 'tenant-1'),
     };
     for (let i = 0; i < 110; i++) await svc.ctx.db.none(
-      `insert into product (id, name, status) values ($1, $2, 'published')`, [`01ZZBULK${String(i).padStart(4, '0')}`, `Bulk ${i}`]);
+      `insert into product (id, tenant_id, name, status) values ($1, '', $2, 'published')`, [`01ZZBULK${String(i).padStart(4, '0')}`, `Bulk ${i}`]);
     await w.lifecycle('Product', ids.trashed, 'Deleted');
     await svc.close();
     svc = null;

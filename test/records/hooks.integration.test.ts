@@ -11,14 +11,14 @@ export const hooks = {
     return { ...data, value: data.value * 10 };
   },
   async afterCreate(record, ctx) {
-    await ctx.tx.none('insert into "secret" ("id", "tenant_id", "label") values ($1, $2, $3)', ['H' + record.id, ctx.tenantId, 'created ' + record.value + ' by ' + ctx.principal.userId]);
+    await ctx.tx.none('insert into "secret" ("id", "tenant_id", "label") values ($1, $2, $3)', ['H' + record.id, ctx.tenantKey, 'created ' + record.value + ' by ' + ctx.principal.userId]);
     if (record.value === 70) throw new Error('secret internal detail: select * from pg_shadow');
   },
   async beforeUpdate(id, patch, ctx) {
     return { ...patch, value: patch.value + 1 };
   },
   async afterDelete(id, ctx) {
-    await ctx.tx.none('insert into "secret" ("id", "label") values ($1, $2)', ['D' + id, 'deleted']);
+    await ctx.tx.none('insert into "secret" ("id", "tenant_id", "label") values ($1, $2, $3)', ['D' + id, ctx.tenantKey, 'deleted']);
   },
 };
 `;

@@ -15,12 +15,16 @@ describe('records statements and their scope', () => {
     expect(() => scopedQuery(TenantScope.of('t1'), statement)).toThrow(/scope/);
   });
 
-  it('renders the tenant predicate with a bound value, or `is null` for the global scope', () => {
+  it('renders the tenant predicate with a bound value, \'\' for the global scope (layout 3)', () => {
     const tenant = TenantScope.of('t1');
     expect(scopedQuery(tenant, sql`select 1 where ${tenant.predicate()}`))
       .toEqual({ text: 'select 1 where t."tenant_id" = $1::text', values: ['t1'] });
     expect(scopedQuery(TenantScope.GLOBAL, sql`select 1 where ${TenantScope.GLOBAL.predicate('r')}`))
-      .toEqual({ text: 'select 1 where r."tenant_id" is null', values: [] });
+      .toEqual({ text: 'select 1 where r."tenant_id" = $1::text', values: [''] });
+    expect(scopedQuery(TenantScope.GLOBAL, sql`select ${TenantScope.GLOBAL.stamp()}`)).toEqual({ text: 'select $1::text', values: [''] });
+    // Tables whose global scope stays a null tenant (svc_jobs, svc_workflow_runs, ...).
+    expect(scopedQuery(TenantScope.GLOBAL, sql`select 1 where ${TenantScope.GLOBAL.localPredicate('j')}`))
+      .toEqual({ text: 'select 1 where j."tenant_id" is null', values: [] });
   });
 
   it('stamps inserts with the scope\'s tenant', () => {

@@ -16,6 +16,15 @@ interface Waiver {
 
 const WAIVERS: readonly Waiver[] = [
   {
+    reason: 'the migration runner\'s backfill (an operator\'s or the runtime\'s schema change, ADR 019): its probe, keyset bounds and batches walk every tenant\'s rows of the table; on Citus a backfill runs on every shard',
+    kinds: ['unpinned', 'two-tenants'],
+    match: new RegExp([
+      /^ ?select not exists \(select 1 from "[a-z0-9_]+"\) as empty, /,
+      /^ ?select "[a-z0-9_]+"::text as id from "[a-z0-9_]+" (where .* )?order by "[a-z0-9_]+" offset /,
+      /^ ?\/\* svc-migrate [0-9a-f]+ \*\/ /,
+    ].map((r) => r.source).join('|')),
+  },
+  {
     reason: 'the global feed reader (runtime/feed/read.ts): one node\'s order below pg_snapshot_xmin; the per-tenant cursor replaces it on Citus (ADR 025, feed cursor)',
     kinds: ['unpinned'],
     match: /pg_current_snapshot\(\)/,
@@ -31,12 +40,12 @@ const WAIVERS: readonly Waiver[] = [
     match: /^\s*select [^;]* from svc_events\s+where stream_type = \$1::text and stream_id = \$2::text and true order by version\s*$/,
   },
   {
-    reason: 'the change log\'s retention sweep: a multi-shard DELETE without a join, which Citus runs on every shard in parallel',
+    reason: 'the change log\'s retention sweep: a batch of old rows of any tenant deleted by their key (tenant_id, seq), a multi-shard DELETE that Citus runs on every shard in parallel',
     kinds: ['unpinned'],
-    match: /^\s*with gone as \(delete from svc_changes\s+where occurred_at < /,
+    match: /^ ?with doomed as \( ?select tenant_id, seq from svc_changes where occurred_at < /,
   },
   {
-    reason: 'the projections\' sync and refresh join base and projection rows on id alone: co-located on Citus once both keys are (tenant_id, id) (ADR 025, layout)',
+    reason: 'the projections\' refresh and build statements: one statement for a batch of records of several tenants, base and projection matched on their key (tenant_id, id), co-located: a multi-shard statement on Citus (ADR 025, layout 3), kept as one statement per batch so a refresh on one node stays one round trip',
     kinds: ['unpinned'],
     match: /delete from "[a-z0-9_]+_projection" p\b/,
   },
@@ -54,10 +63,10 @@ const WAIVERS: readonly Waiver[] = [
     reason: 'the audit, history and media sweeps (system work over every tenant) lock a batch with skip locked, which Citus runs on one shard only, and act on rows of several tenants by id: per shard, tenant by tenant, with the layout (ADR 025, layout)',
     kinds: ['unpinned', 'two-tenants'],
     match: new RegExp([
-      /^ ?with doomed as \( ?select (id|seq) from (svc_audit|svc_events) where /,
+      /^ ?with doomed as \( ?select tenant_id, (id|seq) from (svc_audit|svc_events) where /,
       /^ ?select m\.id, m\.tenant_id, m\.status, m\.staging_key, b\.storage_key as blob_key from svc_media m /,
-      /^ ?(delete from svc_media|update svc_media set staging_key = null) where id = any\(\$1::text\[\]\) ?$/,
-      /^ ?select coalesce\(tenant_id, ''\) as tenant, sha256, storage_key from svc_media_blobs where refcount = 0 /,
+      /^ ?(delete from svc_media|update svc_media set staging_key = null) where \(tenant_id, id\) in \(select \* from unnest\(\$1::text\[\], \$2::text\[\]\)\) ?$/,
+      /^ ?select tenant_id as tenant, sha256, storage_key from svc_media_blobs where refcount = 0 /,
       /^ ?delete from svc_media_blobs b using unnest\(/,
     ].map((r) => r.source).join('|')),
   },

@@ -1,6 +1,7 @@
 /**
  * A backfill step: `update "t" set ... where <condition>` run in keyset
- * batches on "id", one transaction each, its cursor stored with the batch so a
+ * batches on "id" (or the step's `by "column"`, which need not be unique: a
+ * batch ends after every row of its last value), one transaction each, its cursor stored with the batch so a
  * crash resumes after the last finished batch; then `vacuum (analyze)` so the
  * next constraint step does not meet the autovacuum the backfill woke.
  *
@@ -71,6 +72,7 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const table = run.step.table as string;
   const { head, condition } = parseBackfill(splitStatements(run.step.body)[0], table);
   const ident = sql.ident(table);
+  const key = sql.ident(run.step.key ?? 'id');
   const { empty, estimate } = await t.one<{ empty: boolean; estimate: number }>(compile(sql`
     select not exists (select 1 from ${ident}) as empty,
            greatest((select reltuples from pg_class where oid = to_regclass(${sql.value(table)})), 0)::float8 as estimate`));
@@ -90,10 +92,10 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const pacer = await walPacer(t, table, run.settings.walPaceSecs);
   let pacedMs = 0;
   for (;;) {
-    const to = await batchEnd(t, ident, cursor, size);
+    const to = await batchEnd(t, ident, key, cursor, size);
     const range = sql.join([
-      ...(cursor === null ? [] : [sql`${sql.ident('id')} > ${sql.value(cursor)}`]),
-      ...(to === null ? [] : [sql`${sql.ident('id')} <= ${sql.value(to)}`]),
+      ...(cursor === null ? [] : [sql`${key} > ${sql.value(cursor)}`]),
+      ...(to === null ? [] : [sql`${key} <= ${sql.value(to)}`]),
     ], ' and ');
     const where = cursor === null && to === null ? sql`(${sql.raw(condition)})` : sql`(${sql.raw(condition)}) and ${range}`;
     const statement = sql`${sql.raw(marker(run.claimant))} ${sql.raw(head)} where ${where}`;
@@ -167,11 +169,11 @@ export async function walPacer(t: Db | Tx, table: string, paceSecs: number): Pro
   };
 }
 
-/** The id of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */
-async function batchEnd(t: Db | Tx, ident: Sql, cursor: string | null, batchRows: number): Promise<string | null> {
-  const after = cursor === null ? sql`` : sql`where ${sql.ident('id')} > ${sql.value(cursor)}`;
+/** The key of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */
+async function batchEnd(t: Db | Tx, ident: Sql, key: Sql, cursor: string | null, batchRows: number): Promise<string | null> {
+  const after = cursor === null ? sql`` : sql`where ${key} > ${sql.value(cursor)}`;
   const row = await t.oneOrNone<{ id: string }>(compile(sql`
-    select ${sql.ident('id')}::text as id from ${ident} ${after} order by ${sql.ident('id')} offset ${sql.value(batchRows - 1, 'int')} limit 1`));
+    select ${key}::text as id from ${ident} ${after} order by ${key} offset ${sql.value(batchRows - 1, 'int')} limit 1`));
   return row?.id ?? null;
 }
 

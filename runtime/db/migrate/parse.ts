@@ -2,7 +2,11 @@
  * The step format of migration files (docs/adr/019-online-migrations.md):
  * a header of comment lines, then steps, each opened by a line
  *
- *   -- step N transactional|online|backfill|preflight ["table"]: description
+ *   -- step N transactional|online|backfill|preflight ["table" [by "column"]]: description
+ *
+ * `by "column"` (backfill only) names the keyset column of a table without an
+ * `id` (the default); it need not be unique, as a batch takes every row of
+ * its last value.
  *
  * A file without any step line is one transactional step (every migration
  * written before the format, every runtime migration). Pure functions: no I/O.
@@ -16,6 +20,8 @@ export interface Step {
   readonly kind: StepKind;
   /** The quoted table name of the step line (required for `backfill`). */
   readonly table: string | null;
+  /** A backfill's keyset column (`by "column"`); null: `id`. */
+  readonly key?: string | null;
   readonly description: string;
   /** The lines after the step line, up to the next step line or the end of the file. */
   readonly body: string;
@@ -37,7 +43,7 @@ export class StepFormatError extends Error {
   }
 }
 
-const STEP_LINE = /^-- step (\d+) (transactional|online|backfill|preflight)(?: "([a-z0-9_]+)")?: (.+)$/;
+const STEP_LINE = /^-- step (\d+) (transactional|online|backfill|preflight)(?: "([a-z0-9_]+)"(?: by "([a-z0-9_]+)")?)?: (.+)$/;
 /** Lines that look like step lines but do not match the grammar are refused, not read as comments. */
 const STEP_LIKE = /^--\s*step\s+\d/i;
 const CONTRACT_LINE = /^-- contract of (\d+): (.+)$/;
@@ -59,8 +65,8 @@ export function parseMigration(text: string): ParsedMigration {
   const steps = starts.map(({ index, match }, i): Step => {
     const end = i + 1 < starts.length ? starts[i + 1].index : lines.length;
     const step: Step = {
-      number: Number(match[1]), kind: match[2] as StepKind, table: match[3] ?? null,
-      description: match[4].trim(), body: lines.slice(index + 1, end).join('\n'), line: index + 1,
+      number: Number(match[1]), kind: match[2] as StepKind, table: match[3] ?? null, key: match[4] ?? null,
+      description: match[5].trim(), body: lines.slice(index + 1, end).join('\n'), line: index + 1,
     };
     checkStep(step, i + 1);
     return step;
@@ -78,6 +84,8 @@ function checkStep(step: Step, expected: number): void {
   if (step.kind === 'backfill') {
     if (step.table === null) throw new StepFormatError(`${at}: a backfill step names its table: -- step N backfill "table": ...`);
     parseBackfill(statements[0], step.table, at);
+  } else if (step.key) {
+    throw new StepFormatError(`${at}: only a backfill step names a keyset column (by "column")`);
   }
   if (step.kind === 'preflight' && !/^(select|with)\b/i.test(statements[0])) {
     throw new StepFormatError(`${at}: a preflight step is one select returning the offending rows`);
