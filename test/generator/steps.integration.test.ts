@@ -10,7 +10,9 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MigrationError, type MigrateSettings } from '../../runtime/db/migrate/index.ts';
+import { formatPlan, MigrationError, planMigrations, type MigrateSettings } from '../../runtime/db/migrate/index.ts';
+import { REPO_ROOT } from '../helpers/fixtures.ts';
+import { openDb } from '../migrate/helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { deployment, type Deployment } from '../helpers/deploy.ts';
 import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
@@ -284,10 +286,12 @@ describe('a layout-2 project converts to layout 3 with the runner, online', { ti
     await exec(`insert into "deal" ("id", "name", "company_id", "tenant_id", "amount_v2")
       select 'd' || lpad(i::text, 6, '0'), 'D' || i, case when i % 4 = 0 then 'a1' else 'g2' end, case when i % 4 = 0 then 't1' else null end, (i * 1.5)::text
         from generate_series(1, 3000) i`);
+    await exec('analyze "company"; analyze "contact"; analyze "deal"');
     const result = await buildOk({ schemaPath: join(FIXTURES, 'history', 'v4', 'schema.ts'), outDir, name: 'history' });
     const file = (m: { path: string } | null) => join(outDir, m!.path);
     return {
       schema,
+      outDir,
       result,
       expand: (settings?: Partial<MigrateSettings>) => deployed.migrate([file(result.migration)], settings),
       contract: () => deployed.migrate([file(result.contract)]),
@@ -360,6 +364,38 @@ describe('a layout-2 project converts to layout 3 with the runner, online', { ti
     }
     await deployAll(outDir);
     expect(converted).toEqual({ indexes: await indexDefinitions(), keys: [...await keysOf('company'), ...await keysOf('contact'), ...await keysOf('deal')] });
+  });
+
+  it('the lock report (migrate --plan) says what each conversion step locks, on the tables with their rows', async () => {
+    const { schema, outDir, result } = await layoutTwo();
+    const url = new URL(database.url);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const db = openDb(url.toString());
+    try {
+      const plan = await planMigrations(db, [{ scope: 'runtime:realtime', dir: join(REPO_ROOT, 'runtime', 'realtime', 'migrations') }, { scope: 'schema', dir: join(outDir, 'migrations') }]);
+      const deal = plan.filter((p) => p.lock.table === 'deal' && p.file.endsWith(result.migration!.path.slice('migrations/'.length)));
+      expect(deal.map((p) => [p.kind, p.lock.lock, p.lock.brief, p.lock.scans, p.lock.rewrites, p.online, p.rows])).toEqual([
+        ['transactional', 'SHARE ROW EXCLUSIVE', true, false, false, false, 3000], // the trigger
+        ['backfill', 'ROW EXCLUSIVE', false, false, false, true, 3000],
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // check not valid
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // validate
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // set not null: the validated check spares the scan
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // (tenant_id, company_id) concurrently
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // unique (tenant_id, id) concurrently
+        ['preflight', 'ACCESS SHARE', false, true, false, true, 3000],
+        ['transactional', 'SHARE ROW EXCLUSIVE', true, false, false, false, 3000], // composite key not valid
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // validate it
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // drop the old key
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // the primary key swap
+        ['online', 'SHARE UPDATE EXCLUSIVE', true, false, false, true, 3000], // old indexes dropped concurrently
+        ['online', 'SHARE UPDATE EXCLUSIVE', true, false, false, true, 3000],
+      ]);
+      const text = formatPlan(plan);
+      expect(text).toMatch(/step 31 transactional: key Deal by \(tenant_id, id\): the validated unique index becomes the primary key \(catalog only\)\n {2}lock: ACCESS EXCLUSIVE on deal \(brief, catalog only; blocks reads and writes for milliseconds\)\n {2}rewrites table: no; scans table: no; online: no; rows: 0 of ~3,000 \(catalog only\)/);
+      expect(text).toMatch(/step 12 backfill: set Deal.tenant_id to '' \(the global scope\) where it is null\n {2}lock: ROW EXCLUSIVE on deal \(row locks per batch; blocks no reads or writes\)\n {2}rewrites table: no; scans table: no; online: yes; rows: ~3,000/);
+    } finally {
+      await db.$pool.end();
+    }
   });
 
   it('a relation to a row of another tenant (which layout 2 did not refuse) stops the conversion at its preflight, naming the row', async () => {
