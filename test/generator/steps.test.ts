@@ -6,7 +6,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../generator/index.ts';
-import { parseMigration } from '../../runtime/db/migrate/index.ts';
+import { formatPlan, parseMigration, planFilesOffline, readSet } from '../../runtime/db/migrate/index.ts';
 import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
 
 function edit(path: string, from: string, to: string): void {
@@ -268,6 +268,18 @@ describe('steps per change kind', () => {
     expect(index('transactional: drop the single-column reference Deal.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
     expect(index('transactional: drop the single-column reference Contact.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
     expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(3);
+
+    // The lock report `build --check` prints without a database (cli/build.ts): every step classified, the catalog-only ones brief.
+    const files = readSet({ scope: 'schema', dir: join(outDir, 'migrations') }).filter((f) => /^000[67]_/.test(f.name));
+    const plan = planFilesOffline(files);
+    expect(plan.filter((p) => !p.lock.known)).toEqual([]);
+    const at = (description: string) => plan.find((p) => p.description === description)!.lock;
+    expect(at("fill Deal.tenant_id with '' (the global scope) where a writer of an older build leaves it null, until the contract")).toMatchObject({ lock: 'SHARE ROW EXCLUSIVE', table: 'deal', brief: true });
+    expect(at('set Deal.tenant_id not null (the validated check spares the scan) and drop the check')).toMatchObject({ lock: 'ACCESS EXCLUSIVE', brief: true, scans: false });
+    expect(at('key Deal by (tenant_id, id): the validated unique index becomes the primary key (catalog only)')).toMatchObject({ lock: 'ACCESS EXCLUSIVE', table: 'deal', brief: true, scans: false, rewrites: false });
+    expect(at('reference Company from Deal.company by (tenant_id, id), for new rows only')).toMatchObject({ lock: 'SHARE ROW EXCLUSIVE', brief: true });
+    expect(at('validate the reference Deal.company')).toMatchObject({ lock: 'SHARE UPDATE EXCLUSIVE', scans: true });
+    expect(formatPlan(plan)).toContain('0007_contract_drop_the_tenant_id_trigger_of_company_and_more.sql step 3 transactional: drop the trigger that fills Deal.tenant_id (no instance of an older build writes null any more)\n  lock: ACCESS EXCLUSIVE on deal (brief, catalog only; blocks reads and writes for milliseconds)');
   });
 
   it('a layout-2 project that drops a belongsTo while converting drops its old key in the expand (it holds the old primary key)', async () => {
