@@ -2,7 +2,10 @@
  * A backfill step: `update "t" set ... where <condition>` run in keyset
  * batches on "id", one transaction each, its cursor stored with the batch so a
  * crash resumes after the last finished batch; then `vacuum (analyze)` so the
- * next constraint step does not meet the autovacuum the backfill woke.
+ * next constraint step does not meet the autovacuum the backfill woke. A
+ * table whose primary key is `(..., id)` (layout 3: `(tenant_id, id)`, ADR
+ * 025) has no index leading with "id": its batches walk the primary key, and
+ * the cursor is the key as a JSON array.
  *
  * A batch holds the row locks of every row it updates until it commits, so a
  * client writing one of them waits for the whole batch: batches start at
@@ -63,30 +66,28 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
     run.log.info({ table }, `${run.what}: table ${table} is empty, nothing to backfill`);
     return;
   }
-  let cursor = run.cursor;
+  const key = await keyOf(t, table);
+  let cursor = readCursor(run.cursor, key);
   let passed = 0;
   let updated = 0;
   let lastReport = Date.now();
   const started = Date.now();
   let size = run.settings.batchRows;
   for (;;) {
-    const to = await batchEnd(t, ident, cursor, size);
-    const range = sql.join([
-      ...(cursor === null ? [] : [sql`${sql.ident('id')} > ${sql.value(cursor)}`]),
-      ...(to === null ? [] : [sql`${sql.ident('id')} <= ${sql.value(to)}`]),
-    ], ' and ');
+    const to = await batchEnd(t, ident, key, cursor, size);
+    const range = sql.join(between(key, cursor, to), ' and ');
     const where = cursor === null && to === null ? sql`(${sql.raw(condition)})` : sql`(${sql.raw(condition)}) and ${range}`;
     const statement = sql`${sql.raw(marker(run.claimant))} ${sql.raw(head)} where ${where}`;
     const batchStarted = performance.now();
     const rows = await withLockRetry(t, { what: run.what, lockTimeoutMs: run.settings.lockTimeoutMs, deadlineSecs: run.settings.deadlineSecs, tables: [table], log: run.log },
-      (lockTimeoutMs) => batch(t, run, statement, to, lockTimeoutMs));
+      (lockTimeoutMs) => batch(t, run, statement, to === null ? null : writeCursor(to), lockTimeoutMs));
     updated += rows;
     passed += to === null ? rows : size;
     size = nextBatchRows(size, performance.now() - batchStarted, run.settings.batchTargetMs, run.settings.batchRows);
     cursor = to ?? cursor;
     if (Date.now() - lastReport >= PROGRESS_EVERY_MS || to === null) {
       lastReport = Date.now();
-      run.log.info({ table, passed, updated, estimate, cursor, batchRows: size }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch`);
+      run.log.info({ table, passed, updated, estimate, cursor: cursor === null ? null : writeCursor(cursor), batchRows: size }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch`);
     }
     if (to === null) break;
     if (run.settings.batchPauseMs > 0) await sleep(run.settings.batchPauseMs);
@@ -94,12 +95,66 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   await t.none(`${marker(run.claimant)} vacuum (analyze) ${sql.text(ident)}`);
 }
 
-/** The id of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */
-async function batchEnd(t: Db | Tx, ident: Sql, cursor: string | null, batchRows: number): Promise<string | null> {
-  const after = cursor === null ? sql`` : sql`where ${sql.ident('id')} > ${sql.value(cursor)}`;
-  const row = await t.oneOrNone<{ id: string }>(compile(sql`
-    select ${sql.ident('id')}::text as id from ${ident} ${after} order by ${sql.ident('id')} offset ${sql.value(batchRows - 1, 'int')} limit 1`));
-  return row?.id ?? null;
+/** The key of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */
+async function batchEnd(t: Db | Tx, ident: Sql, key: readonly string[], cursor: readonly string[] | null, batchRows: number): Promise<string[] | null> {
+  const after = cursor === null ? sql`` : sql`where ${tuple(key)} > ${values(cursor)}`;
+  const row = await t.oneOrNone<{ key: string[] }>(compile(sql`
+    select array[${sql.join(key.map((c) => sql`${sql.ident(c)}::text`), ', ')}] as key from ${ident} ${after}
+     order by ${sql.join(key.map((c) => sql.ident(c)), ', ')} offset ${sql.value(batchRows - 1, 'int')} limit 1`));
+  return row?.key ?? null;
+}
+
+/** `["id"]`, or the primary key's columns when they end with "id" and are more than it (`tenant_id, id`). */
+async function keyOf(t: Db | Tx, table: string): Promise<string[]> {
+  const rows = await t.manyOrNone<{ column: string }>(compile(sql`
+    select a.attname as column from pg_index i cross join lateral unnest(i.indkey) with ordinality as k(attnum, n)
+      join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum
+     where i.indrelid = to_regclass(${sql.value(table)}) and i.indisprimary order by k.n`));
+  const columns = rows.map((r) => r.column);
+  return columns.length > 1 && columns[columns.length - 1] === 'id' ? columns : ['id'];
+}
+
+/**
+ * `key > cursor and key <= to` in the form the planner estimates well: within
+ * one tenant (every column but the last equal) as equalities and a range on
+ * "id"; across tenants as row comparisons bounded on the first column too
+ * (a row comparison alone is estimated on its first column, and a tenant
+ * holding most rows would make every batch look like the whole table).
+ */
+function between(key: readonly string[], cursor: readonly string[] | null, to: readonly string[] | null): Sql[] {
+  const last = key.length - 1;
+  if (cursor !== null && to !== null && key.length > 1 && key.slice(0, last).every((_, i) => cursor[i] === to[i])) {
+    return [
+      ...key.slice(0, last).map((c, i) => sql`${sql.ident(c)} = ${sql.value(cursor[i])}`),
+      sql`${sql.ident(key[last])} > ${sql.value(cursor[last])}`,
+      sql`${sql.ident(key[last])} <= ${sql.value(to[last])}`,
+    ];
+  }
+  const bound = (op: Sql, at: readonly string[]) => (key.length > 1 ? [sql`${sql.ident(key[0])} ${op} ${sql.value(at[0])}`] : []);
+  return [
+    ...(cursor === null ? [] : [sql`${tuple(key)} > ${values(cursor)}`, ...bound(sql.raw('>='), cursor)]),
+    ...(to === null ? [] : [sql`${tuple(key)} <= ${values(to)}`, ...bound(sql.raw('<='), to)]),
+  ];
+}
+
+const tuple = (key: readonly string[]) => (key.length === 1 ? sql.ident(key[0]) : sql`(${sql.join(key.map((c) => sql.ident(c)), ', ')})`);
+const values = (cursor: readonly string[]) => (cursor.length === 1 ? sql.value(cursor[0]) : sql`(${sql.join(cursor.map((v) => sql.value(v)), ', ')})`);
+
+/** The stored cursor: the id itself for an `id` key (as before), a JSON array for a composite one. */
+function writeCursor(cursor: readonly string[]): string {
+  return cursor.length === 1 ? cursor[0] : JSON.stringify(cursor);
+}
+
+/** A stored cursor of another key's form (the table's key changed since) restarts the walk: the update's condition skips rows already done. */
+function readCursor(stored: string | null, key: readonly string[]): string[] | null {
+  if (stored === null) return null;
+  if (key.length === 1) return [stored];
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return Array.isArray(parsed) && parsed.length === key.length && parsed.every((v) => typeof v === 'string') ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 /** One batch: the update and the cursor in one transaction, with the step's timeouts. */
