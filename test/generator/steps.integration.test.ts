@@ -366,7 +366,8 @@ describe('a layout-2 project converts to layout 3 with the runner, online', { ti
     expect(held.heldBack?.message).toContain('old-1');
     await exec(`delete from "svc_realtime_instances" where "instance_id" = 'old-1'`);
     expect((await contract()).applied).toEqual([`schema/${result.contract!.path.slice('migrations/'.length)}`]);
-    expect(await rows(`select count(*)::int as n from pg_trigger where tgname like '%tenant_id_sync'`)).toEqual([{ n: 0 }]);
+    expect(await rows(`select count(*)::int as n from pg_trigger t join pg_class c on c.oid = t.tgrelid where c.relnamespace = current_schema()::regnamespace and t.tgname like '%tenant_id_sync'`)).toEqual([{ n: 0 }]);
+    expect(await rows(`select count(*)::int as n from pg_proc where pronamespace = current_schema()::regnamespace and proname like '%tenant_id_sync'`)).toEqual([{ n: 0 }]);
     await expect(exec(`insert into "contact" ("id", "email") values ('late', 'l@x.io')`)).rejects.toThrow(/null value in column "tenant_id"/);
 
     // The converted tables carry exactly the indexes and keys of a fresh layout-3 build.
