@@ -10,7 +10,7 @@ import { fromSnapshot } from '../runtime/ir/snapshot.ts';
 import type { SchemaIR } from '../runtime/ir/types.ts';
 import { diagnostic, formatDiagnostic, type Diagnostic, type SourceLocation } from './diagnostics.ts';
 import { emitProject } from './emit/index.ts';
-import { CURRENT_LAYOUT, type Layout } from './emit/migrate/index.ts';
+import { CURRENT_LAYOUT, LAYOUTS, type Layout } from './emit/migrate/index.ts';
 import { buildIR } from './ir/index.ts';
 import { packageSlug } from './ir/naming.ts';
 import { parseSchemaSource } from './parse/index.ts';
@@ -132,8 +132,9 @@ function previousSnapshot(state: DirState, outDir: string): Previous | { diagnos
 /** Snapshots written before index layouts existed have none: layout 1. */
 function snapshotLayout(value: unknown): Layout {
   if (value === undefined) return 1;
-  if (value === 1 || value === CURRENT_LAYOUT) return value;
-  throw new Error(`unsupported index layout ${JSON.stringify(value)} (this svc-gen knows 1 and ${CURRENT_LAYOUT})`);
+  const known = LAYOUTS.find((layout) => layout === value);
+  if (known !== undefined) return known;
+  throw new Error(`unsupported index layout ${JSON.stringify(value)} (this svc-gen knows ${LAYOUTS.join(', ')})`);
 }
 
 /** Paths in messages: relative to the working directory when below it. */

@@ -1,4 +1,8 @@
-/** projections/<table>.sql: the current-state read model of each entity, every column as text. */
+/**
+ * projections/<table>.sql: the current-state read model of each entity, every
+ * column as text, keyed like its model table in layout 3 (ADR 025): the tenant
+ * (`''` for the global scope) not null, primary key `(tenant_id, id)`.
+ */
 import type { Model, SchemaIR } from '../../runtime/ir/types.ts';
 import { projectionTableName, quoteIdent } from '../ir/naming.ts';
 import { columnFields } from './sql.ts';
@@ -10,6 +14,6 @@ export function emitProjections(ir: SchemaIR, schemaFile: string): Map<string, s
 
 function projection(model: Model, schemaFile: string): string {
   const columns = ['id', 'tenant_id', ...columnFields(model.fields).map((f) => f.column!), 'created_at', 'updated_at'];
-  const lines = columns.map((c, i) => `${quoteIdent(c)} ${i === 0 ? 'text primary key' : 'text'}${i < columns.length - 1 ? ',' : ''}`);
+  const lines = [...columns.map((c) => `${quoteIdent(c)} text${c === 'id' || c === 'tenant_id' ? ' not null' : ''},`), 'primary key ("tenant_id", "id")'];
   return render('projection.sql', { schemaFile, model: model.name, table: quoteIdent(projectionTableName(model.table)), lines });
 }

@@ -4,7 +4,7 @@
  * identifiers at 63 bytes, so longer names get a short stable hash suffix
  * instead of colliding silently.
  */
-import { pgIdentifier } from '../../runtime/ir/identifiers.ts';
+import { PG_MAX_IDENTIFIER_BYTES, pgIdentifier } from '../../runtime/ir/identifiers.ts';
 
 export { PG_MAX_IDENTIFIER_BYTES, pgIdentifier, projectionTableName } from '../../runtime/ir/identifiers.ts';
 
@@ -81,6 +81,28 @@ export function checkName(table: string, column: string): string {
 
 export function foreignKeyName(table: string, column: string): string {
   return pgIdentifier(`${table}_${column}_fkey`);
+}
+
+/** Layout 3's composite `(tenant_id, column) -> (tenant_id, id)`: a name of its own, so it is added beside the old key and validated before that one goes. */
+export function tenantForeignKeyName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_tfkey`);
+}
+
+/**
+ * The primary key's name as Postgres chooses it for an unnamed key
+ * (`makeObjectName`: the table name clipped so that `_pkey` fits in 63 bytes).
+ * Layout 3 keeps it: a converted table and a fresh one carry the same name.
+ */
+export function primaryKeyName(table: string): string {
+  const room = PG_MAX_IDENTIFIER_BYTES - '_pkey'.length;
+  let clipped = table;
+  while (Buffer.byteLength(clipped, 'utf8') > room) clipped = clipped.slice(0, -1);
+  return `${clipped}_pkey`;
+}
+
+/** The unique `(tenant_id, id)` index built concurrently, then turned into the primary key (`using index` renames it). */
+export function nextPrimaryKeyIndexName(table: string): string {
+  return pgIdentifier(`${table}_tenant_id_id_key`);
 }
 
 /** `"order"`: every identifier in generated SQL is quoted, so keywords work as names. */

@@ -3,13 +3,16 @@
  * rows: make-required under concurrent writes, a unique's duplicate
  * preflight, expand/contract of a rename and of a rewriting type change with
  * old and new writers (the contract held back while an old instance is
- * registered), and the switch of an existing project to index layout 2.
+ * registered), and the conversion of existing projects (layouts 1 and 2) to
+ * layout 3 (ADR 025: tenant not null, keys (tenant_id, id)).
  */
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MigrationError, type MigrateSettings } from '../../runtime/db/migrate/index.ts';
+import { formatPlan, MigrationError, planMigrations, type MigrateSettings } from '../../runtime/db/migrate/index.ts';
+import { REPO_ROOT } from '../helpers/fixtures.ts';
+import { openDb } from '../migrate/helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { deployment, type Deployment } from '../helpers/deploy.ts';
 import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
@@ -56,7 +59,8 @@ async function historyProject() {
   const outDir = tempDir('steps-sql');
   await buildOk({ schemaPath, outDir, name: 'history' });
   const { deployed, schema } = await deployAll(outDir);
-  await exec(`insert into "company" ("id", "name") values ('c1', 'Acme')`);
+  // Layout 3: the global scope is '' and a relation stays in its tenant, so company c1 exists in each tenant the tests write.
+  await exec(`insert into "company" ("id", "name", "tenant_id") values ('c1', 'Acme', ''), ('c1', 'Acme', 't1'), ('c1', 'Acme', 't2')`);
   /** Builds after the edits and deploys the expand (or only) file; the contract, when there is one, on request. */
   const rebuild = async (edits: [string, string][], options: { allowDestructive?: boolean; settings?: Partial<MigrateSettings> } = {}) => {
     for (const [from, to] of edits) edit(schemaPath, from, to);
@@ -69,7 +73,7 @@ async function historyProject() {
 }
 
 async function seedDeals(count: number, title: string): Promise<void> {
-  await exec(`insert into "deal" ("id", "title", "company_id", "amount") select 'd' || lpad(i::text, 6, '0'), ${title}, 'c1', i * 1.5 from generate_series(1, ${count}) i`);
+  await exec(`insert into "deal" ("id", "title", "company_id", "amount", "tenant_id") select 'd' || lpad(i::text, 6, '0'), ${title}, 'c1', i * 1.5, '' from generate_series(1, ${count}) i`);
 }
 
 const columnsOf = async (table: string) =>
@@ -105,11 +109,11 @@ function keepWriting(schema: string, write: (c: pg.Client, i: number) => Promise
 describe('online-safe steps on tables with rows, by the runner', { timeout: 90_000 }, () => {
   it('make required: default, batched backfill, check, validate, set not null, while the application keeps writing', async () => {
     const { rebuild, schema } = await historyProject();
-    await exec(`insert into "contact" ("id", "name", "email", "vip") select 'p' || lpad(i::text, 6, '0'), 'n', 'p' || i || '@x.io', null from generate_series(1, 3000) i`);
+    await exec(`insert into "contact" ("id", "name", "email", "vip", "tenant_id") select 'p' || lpad(i::text, 6, '0'), 'n', 'p' || i || '@x.io', null, '' from generate_series(1, 3000) i`);
     const writer = keepWriting(schema, async (c, i) => {
       // An update of any row, filled or not yet, and a new row that omits the field.
       await c.query(`update "contact" set "name" = $2 where "id" = 'p' || lpad($1::text, 6, '0')`, [(i * 7) % 3000 + 1, `w${i}`]);
-      await c.query(`insert into "contact" ("id", "name", "email") values ($1, 'new', $2)`, [`q${i}`, `q${i}@x.io`]);
+      await c.query(`insert into "contact" ("id", "name", "email", "tenant_id") values ($1, 'new', $2, '')`, [`q${i}`, `q${i}@x.io`]);
     });
     const { expand } = await rebuild([['  /** @default false */\n  vip?: boolean;', '  /** @default false */\n  vip: boolean;']], {
       allowDestructive: true,
@@ -124,21 +128,37 @@ describe('online-safe steps on tables with rows, by the runner', { timeout: 90_0
     expect(await rows(`select conname from pg_constraint where conrelid = 'contact'::regclass and conname like '%notnull'`)).toEqual([]);
   });
 
+  it('a backfill on a layout-3 table walks its primary key (tenant_id, id): every tenant\'s rows once, across tenant boundaries', async () => {
+    const { rebuild } = await historyProject();
+    // Interleaved tenants, most rows in the global scope (a tenant holding most rows is the planner's hard case).
+    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount")
+      select 'd' || lpad(i::text, 6, '0'), 't', 'c1', case when i % 5 = 0 then 't1' when i % 7 = 0 then 't2' else '' end, case when i % 3 = 0 then i end
+        from generate_series(1, 3000) i`);
+    const nulls = (await rows<{ n: number }>(`select count(*)::int as n from "deal" where "amount" is null`))[0].n;
+    const { expand } = await rebuild([['  /** @index */\n  amount?: number;', '  /** @index @default 0 */\n  amount: number;']], { allowDestructive: true, settings: { batchRows: 250 } });
+    expect(expand.applied).toHaveLength(1);
+    expect(await rows(`select count(*)::int as n from "deal" where "amount" is null`)).toEqual([{ n: 0 }]);
+    expect(await rows(`select count(*)::int as n from "deal" where "amount" = 0`)).toEqual([{ n: nulls }]);
+    const [step] = await rows<{ cursor: string; rows_done: string }>(`select cursor, rows_done from svc_migration_steps where kind = 'backfill' and description like '%Deal.amount%'`);
+    expect(Number(step.rows_done)).toBe(nulls);
+    expect(JSON.parse(step.cursor)).toEqual([expect.stringMatching(/^(|t1|t2)$/), expect.stringMatching(/^d\d{6}$/)]);
+  });
+
   it('a unique with duplicates stops at its preflight naming them, and creates no index', async () => {
     const { rebuild } = await historyProject();
-    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id") values ('a', 'Big', 'c1', 't1'), ('b', 'Big', 'c1', 't1'), ('c', 'Big', 'c1', 't2'), ('d', 'G', 'c1', null), ('e', 'G', 'c1', null)`);
+    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id") values ('a', 'Big', 'c1', 't1'), ('b', 'Big', 'c1', 't1'), ('c', 'Big', 'c1', 't2'), ('d', 'G', 'c1', ''), ('e', 'G', 'c1', '')`);
     const failed = rebuild([['  title: string;', '  /** @unique */\n  title: string;']]);
     await expect(failed).rejects.toThrow(MigrationError);
     await expect(failed).rejects.toThrow(/"tenant_id":"t1","title":"Big"/);
-    await expect(failed).rejects.toThrow(/"tenant_id":null,"title":"G"/);
+    await expect(failed).rejects.toThrow(/"tenant_id":"","title":"G"/);
     expect(await rows(`select to_regclass('deal_title_tkey') as idx`)).toEqual([{ idx: null }]);
   });
 
-  it('a unique keeps its meaning: per tenant, a null tenant is one tenant, deleted rows and empty values never collide', async () => {
+  it('a unique keeps its meaning: per tenant, the global scope (\'\') is one tenant, deleted rows and empty values never collide', async () => {
     const { rebuild } = await historyProject();
     await rebuild([['  amount?: number;', '  /** @unique */\n  amount?: number;']]);
-    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('a', 'x', 'c1', 't1', 1), ('b', 'x', 'c1', 't2', 1), ('c', 'x', 'c1', null, 1), ('d', 'x', 'c1', 't1', null), ('e', 'x', 'c1', 't1', null)`);
-    await expect(exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('f', 'x', 'c1', null, 1)`)).rejects.toThrow(/deal_amount_tkey/);
+    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('a', 'x', 'c1', 't1', 1), ('b', 'x', 'c1', 't2', 1), ('c', 'x', 'c1', '', 1), ('d', 'x', 'c1', 't1', null), ('e', 'x', 'c1', 't1', null)`);
+    await expect(exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('f', 'x', 'c1', '', 1)`)).rejects.toThrow(/deal_amount_tkey/);
     await expect(exec(`insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('g', 'x', 'c1', 't1', 1)`)).rejects.toThrow(/deal_amount_tkey/);
     await exec(`update "deal" set "deleted_at" = now() where "id" = 'a'; insert into "deal" ("id", "title", "company_id", "tenant_id", "amount") values ('h', 'x', 'c1', 't1', 1)`);
   });
@@ -156,15 +176,15 @@ describe('online-safe steps on tables with rows, by the runner', { timeout: 90_0
     expect(held.heldBack?.message).toContain('old-1');
     expect(await rows(`select count(*)::int as n from "deal" where "name" is distinct from "title"`)).toEqual([{ n: 0 }]);
     // The old build writes "title", the new build writes "name".
-    await exec(`insert into "deal" ("id", "title", "company_id") values ('old', 'from old', 'c1')`);
-    await exec(`insert into "deal" ("id", "name", "company_id") values ('new', 'from new', 'c1')`);
+    await exec(`insert into "deal" ("id", "title", "company_id", "tenant_id") values ('old', 'from old', 'c1', '')`);
+    await exec(`insert into "deal" ("id", "name", "company_id", "tenant_id") values ('new', 'from new', 'c1', '')`);
     await exec(`update "deal" set "title" = 'old edit' where "id" = 'new'`);
     await exec(`update "deal" set "name" = 'new edit' where "id" = 'old'`);
     expect(await rows(`select "id", "title", "name" from "deal" where "id" in ('old', 'new') order by "id"`)).toEqual([
       { id: 'new', title: 'old edit', name: 'old edit' },
       { id: 'old', title: 'new edit', name: 'new edit' },
     ]);
-    await expect(exec(`insert into "deal" ("id", "company_id") values ('none', 'c1')`)).rejects.toThrow(/null value in column "name"|violates not-null/);
+    await expect(exec(`insert into "deal" ("id", "company_id", "tenant_id") values ('none', 'c1', '')`)).rejects.toThrow(/null value in column "name"|violates not-null/);
     // The old instance is gone: the contract applies.
     await exec(`delete from "svc_realtime_instances" where "instance_id" = 'old-1'`);
     expect((await contract!()).applied).toEqual([`schema/${result.contract!.path.slice('migrations/'.length)}`]);
@@ -198,6 +218,7 @@ describe('online-safe steps on tables with rows, by the runner', { timeout: 90_0
 describe('tenant-leading indexes serve a tenant\'s ordered page', { timeout: 60_000 }, () => {
   it('a page ordered by an @index field is an index walk over that tenant\'s rows, with no sort', async () => {
     await historyProject();
+    await exec(`insert into "company" ("id", "name", "tenant_id") select 'c1', 'Acme', 't' || i from generate_series(0, 199) i where i not in (1, 2)`);
     await exec(`insert into "deal" ("id", "tenant_id", "title", "company_id", "amount")
       select 'd' || lpad(i::text, 6, '0'), 't' || (i % 200), 'x', 'c1', (i * 7919) % 1000 from generate_series(1, 20000) i`);
     await exec('analyze "deal"');
@@ -221,7 +242,7 @@ async function indexDefinitions(): Promise<string[]> {
   return found.map((r) => r.def);
 }
 
-describe('an existing project switches to index layout 2', { timeout: 60_000 }, () => {
+describe('an existing project built in index layout 1 converts to layout 3', { timeout: 60_000 }, () => {
   /** DIR as a layout-1 build left it, deployed; then `build` with today's generator. */
   async function upgrade(fixture: 'history' | 'crm', schema: string, damage = '') {
     const outDir = tempDir(`layout-${fixture}`);
@@ -256,5 +277,150 @@ describe('an existing project switches to index layout 2', { timeout: 60_000 }, 
     expect(text).toContain('create index concurrently if not exists "company_logo_idx" on "company" ("logo");');
     await apply();
     expect(await indexDefinitions()).toEqual(await freshIndexes('crm'));
+  });
+});
+
+/** Check, foreign-key and primary-key definitions of a table (no transient not-null check may be left), with whether each is validated. */
+async function keysOf(table: string): Promise<string[]> {
+  const found = await rows<{ def: string; valid: boolean }>(`
+    select conname || ' ' || pg_get_constraintdef(oid) as def, convalidated as valid from pg_constraint
+     where conrelid = $1::regclass and contype in ('p', 'f', 'c') order by contype, conname`, [table]);
+  return found.map((r) => `${r.def}${r.valid ? '' : ' NOT VALID'}`);
+}
+
+describe('a layout-2 project converts to layout 3 with the runner, online', { timeout: 120_000 }, () => {
+  /** fixtures/layout-2/history (v1..v4 built by the layout-2 generator), deployed, with rows; then built by today's generator. */
+  async function layoutTwo() {
+    const outDir = tempDir('layout-2-history');
+    cpSync(join(FIXTURES, 'layout-2', 'history'), outDir, { recursive: true });
+    const { deployed, schema } = await deployAll(outDir);
+    // Layout 2 stores the global scope as null; relations point inside a tenant (the runtime's scoped lookups).
+    await exec(`insert into "company" ("id", "name", "tenant_id") values ('g1', 'Global', null), ('g2', 'Global 2', null), ('a1', 'Acme', 't1')`);
+    await exec(`insert into "contact" ("id", "email", "company_id", "tenant_id")
+      select 'p' || lpad(i::text, 6, '0'), 'p' || i || '@x.io', case when i % 3 = 0 then null when i % 2 = 0 then 'a1' else 'g1' end, case when i % 2 = 0 and i % 3 <> 0 then 't1' else null end
+        from generate_series(1, 2500) i`);
+    await exec(`insert into "deal" ("id", "name", "company_id", "tenant_id", "amount_v2")
+      select 'd' || lpad(i::text, 6, '0'), 'D' || i, case when i % 4 = 0 then 'a1' else 'g2' end, case when i % 4 = 0 then 't1' else null end, (i * 1.5)::text
+        from generate_series(1, 3000) i`);
+    await exec('analyze "company"; analyze "contact"; analyze "deal"');
+    const result = await buildOk({ schemaPath: join(FIXTURES, 'history', 'v4', 'schema.ts'), outDir, name: 'history' });
+    const file = (m: { path: string } | null) => join(outDir, m!.path);
+    return {
+      schema,
+      outDir,
+      result,
+      expand: (settings?: Partial<MigrateSettings>) => deployed.migrate([file(result.migration)], settings),
+      contract: () => deployed.migrate([file(result.contract)]),
+    };
+  }
+
+  const counts = async () => rows<{ table: string; n: number; global: number; t1: number }>(`
+    select 'company' as table, count(*)::int as n, count(*) filter (where coalesce(tenant_id, '') = '')::int as global, count(*) filter (where tenant_id = 't1')::int as t1 from "company"
+    union all select 'contact', count(*)::int, count(*) filter (where coalesce(tenant_id, '') = '')::int, count(*) filter (where tenant_id = 't1')::int from "contact"
+    union all select 'deal', count(*)::int, count(*) filter (where coalesce(tenant_id, '') = '')::int, count(*) filter (where tenant_id = 't1')::int from "deal" order by 1`);
+
+  it('converts rows with null tenants and relations while an old instance keeps writing null; no row is lost, the keys are composite and valid', async () => {
+    const { expand, contract, schema, result } = await layoutTwo();
+    // An instance of the layout-2 build, alive and registered: it writes null for the global scope.
+    await exec(`insert into "svc_realtime_instances" ("instance_id", "schema_migration", "ttl_ms") values ('old-1', '0005_contract_drop_the_old_column_of_deal_name_and_more.sql', 600000)`);
+    const before = await counts();
+    const writer = keepWriting(schema, async (c, i) => {
+      await c.query(`insert into "deal" ("id", "name", "company_id", "tenant_id") values ($1, 'old', 'g2', null)`, [`w${i}`]);
+      await c.query(`update "contact" set "name" = $2 where "id" = 'p' || lpad($1::text, 6, '0') and "tenant_id" is null`, [(i * 7) % 2500 + 1, `w${i}`]);
+    });
+    const applied = await expand({ batchRows: 400 });
+    const { writes, failures } = await writer.stop();
+    expect(applied.applied).toEqual([`schema/${result.migration!.path.slice('migrations/'.length)}`]);
+    expect(failures).toEqual([]);
+    expect(writes).toBeGreaterThan(0);
+
+    // No row lost: every table holds what it held plus what the old instance wrote, the global scope now ''.
+    const after = await counts();
+    expect(after).toEqual(before.map((b) => (b.table === 'deal' ? { ...b, n: b.n + writes, global: b.global + writes } : b)));
+    expect(await rows(`select count(*)::int as n from "deal" where "tenant_id" is null union all select count(*)::int from "contact" where "tenant_id" is null`)).toEqual([{ n: 0 }, { n: 0 }]);
+    expect(await rows(`select "tenant_id", "company_id" from "contact" where "id" in ('p000001', 'p000002', 'p000003') order by "id"`)).toEqual([
+      { tenant_id: '', company_id: 'g1' }, { tenant_id: 't1', company_id: 'a1' }, { tenant_id: '', company_id: null },
+    ]);
+
+    expect(await keysOf('contact')).toEqual([
+      "contact_stage_check CHECK ((stage = ANY (ARRAY['lead'::text, 'qualified'::text, 'won'::text])))",
+      'contact_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE SET NULL (company_id)',
+      'contact_pkey PRIMARY KEY (tenant_id, id)',
+    ]);
+    expect(await keysOf('deal')).toEqual([
+      'deal_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE RESTRICT',
+      'deal_pkey PRIMARY KEY (tenant_id, id)',
+    ]);
+    expect(await rows(`select attname, attnotnull from pg_attribute where attrelid = 'deal'::regclass and attname = 'tenant_id'`)).toEqual([{ attname: 'tenant_id', attnotnull: true }]);
+
+    // A relation to another tenant's row is refused by the key.
+    await expect(exec(`insert into "contact" ("id", "email", "company_id", "tenant_id") values ('x1', 'x@x.io', 'g1', 't1')`)).rejects.toThrow(/contact_company_id_tfkey/);
+    await expect(exec(`update "deal" set "company_id" = 'a1' where "id" = 'd000001'`)).rejects.toThrow(/deal_company_id_tfkey/);
+    // The old instance still writes null: the trigger stores the global scope.
+    await exec(`insert into "contact" ("id", "email", "company_id") values ('old-write', 'o@x.io', 'g1')`);
+    expect(await rows(`select "tenant_id" from "contact" where "id" = 'old-write'`)).toEqual([{ tenant_id: '' }]);
+
+    // The contract (dropping the trigger) waits for the old instance.
+    const held = await contract();
+    expect(held.applied).toEqual([]);
+    expect(held.heldBack?.message).toContain('old-1');
+    await exec(`delete from "svc_realtime_instances" where "instance_id" = 'old-1'`);
+    expect((await contract()).applied).toEqual([`schema/${result.contract!.path.slice('migrations/'.length)}`]);
+    expect(await rows(`select count(*)::int as n from pg_trigger t join pg_class c on c.oid = t.tgrelid where c.relnamespace = current_schema()::regnamespace and t.tgname like '%tenant_id_sync'`)).toEqual([{ n: 0 }]);
+    expect(await rows(`select count(*)::int as n from pg_proc where pronamespace = current_schema()::regnamespace and proname like '%tenant_id_sync'`)).toEqual([{ n: 0 }]);
+    await expect(exec(`insert into "contact" ("id", "email") values ('late', 'l@x.io')`)).rejects.toThrow(/null value in column "tenant_id"/);
+
+    // The converted tables carry exactly the indexes and keys of a fresh layout-3 build.
+    const converted = { indexes: await indexDefinitions(), keys: [...await keysOf('company'), ...await keysOf('contact'), ...await keysOf('deal')] };
+    // The same history (v1..v4, so Deal.amount lives in amount_v2) built by today's generator from the start.
+    const outDir = tempDir('layout-3-fresh');
+    const schemaPath = copySchema('history/v1');
+    for (const v of ['v1', 'v2', 'v3', 'v4']) {
+      writeFileSync(schemaPath, readFileSync(join(FIXTURES, 'history', v, 'schema.ts'), 'utf8'));
+      await buildOk({ schemaPath, outDir, name: 'history' });
+    }
+    await deployAll(outDir);
+    expect(converted).toEqual({ indexes: await indexDefinitions(), keys: [...await keysOf('company'), ...await keysOf('contact'), ...await keysOf('deal')] });
+  });
+
+  it('the lock report (migrate --plan) says what each conversion step locks, on the tables with their rows', async () => {
+    const { schema, outDir, result } = await layoutTwo();
+    const url = new URL(database.url);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const db = openDb(url.toString());
+    try {
+      const plan = await planMigrations(db, [{ scope: 'runtime:realtime', dir: join(REPO_ROOT, 'runtime', 'realtime', 'migrations') }, { scope: 'schema', dir: join(outDir, 'migrations') }]);
+      const deal = plan.filter((p) => p.lock.table === 'deal' && p.file.endsWith(result.migration!.path.slice('migrations/'.length)));
+      expect(deal.map((p) => [p.kind, p.lock.lock, p.lock.brief, p.lock.scans, p.lock.rewrites, p.online, p.rows])).toEqual([
+        ['transactional', 'SHARE ROW EXCLUSIVE', true, false, false, false, 3000], // the trigger
+        ['backfill', 'ROW EXCLUSIVE', false, false, false, true, 3000],
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // check not valid
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // validate
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // set not null: the validated check spares the scan
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // (tenant_id, company_id) concurrently
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // unique (tenant_id, id) concurrently
+        ['preflight', 'ACCESS SHARE', false, true, false, true, 3000],
+        ['transactional', 'SHARE ROW EXCLUSIVE', true, false, false, false, 3000], // composite key not valid
+        ['online', 'SHARE UPDATE EXCLUSIVE', false, true, false, true, 3000], // validate it
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // drop the old key
+        ['transactional', 'ACCESS EXCLUSIVE', true, false, false, false, 3000], // the primary key swap
+        ['online', 'SHARE UPDATE EXCLUSIVE', true, false, false, true, 3000], // old indexes dropped concurrently
+        ['online', 'SHARE UPDATE EXCLUSIVE', true, false, false, true, 3000],
+      ]);
+      const text = formatPlan(plan);
+      expect(text).toMatch(/step 31 transactional: key Deal by \(tenant_id, id\): the validated unique index becomes the primary key \(catalog only\)\n {2}lock: ACCESS EXCLUSIVE on deal \(brief, catalog only; blocks reads and writes for milliseconds\)\n {2}rewrites table: no; scans table: no; online: no; rows: 0 of ~3,000 \(catalog only\)/);
+      expect(text).toMatch(/step 12 backfill: set Deal.tenant_id to '' \(the global scope\) where it is null\n {2}lock: ROW EXCLUSIVE on deal \(row locks per batch; blocks no reads or writes\)\n {2}rewrites table: no; scans table: no; online: yes; rows: ~3,000/);
+    } finally {
+      await db.$pool.end();
+    }
+  });
+
+  it('a relation to a row of another tenant (which layout 2 did not refuse) stops the conversion at its preflight, naming the row', async () => {
+    const { expand } = await layoutTwo();
+    await exec(`update "contact" set "company_id" = 'a1' where "id" = 'p000001'`);
+    const failed = expand();
+    await expect(failed).rejects.toThrow(MigrationError);
+    await expect(failed).rejects.toThrow(/"id":"p000001"/);
+    expect(await keysOf('contact')).toContain('contact_pkey PRIMARY KEY (id)');
   });
 });

@@ -6,7 +6,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../generator/index.ts';
-import { parseMigration } from '../../runtime/db/migrate/index.ts';
+import { formatPlan, parseMigration, planFilesOffline, readSet } from '../../runtime/db/migrate/index.ts';
 import { FIXTURES, buildOk, copySchema, tempDir } from './helpers.ts';
 
 function edit(path: string, from: string, to: string): void {
@@ -48,7 +48,7 @@ const CASES: { name: string; edits: [string, string][]; expand: string[] | null;
     edits: [['  probability: number;\n', '  probability: number;\n  owner?: Contact;\n']],
     expand: [
       'transactional: add field Deal.owner',
-      'online: add index on Deal.owner (owner_id)',
+      'online: add index on Deal.owner (tenant_id, owner_id)',
       'transactional: reference Contact from Deal.owner, for new rows only',
       'online: validate the reference Deal.owner',
     ],
@@ -209,27 +209,91 @@ describe('steps per change kind', () => {
     expect(readFileSync(join(outDir, third.migration!.path), 'utf8')).toContain('add column "amount_v3" boolean;');
   });
 
-  it('a project built before index layout 2 gets each new index concurrently, then each old one dropped concurrently', async () => {
+  it('a project built before index layout 2 converts to layout 3: tenant not null, keys, then new indexes before the old ones go', async () => {
     const outDir = tempDir('steps-layout-1');
     cpSync(join(FIXTURES, 'layout-1', 'history'), outDir, { recursive: true });
     const result = await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' });
     const text = readFileSync(join(outDir, result.migration!.path), 'utf8');
-    expect(result.migration!.summary).toEqual(['Company', 'Contact', 'Deal'].map((m) => `lead the indexes of ${m} with tenant_id (index layout 2)`));
-    expect(outline(text)).toEqual([
-      'online: add tenant index of Company (tenant_id, id)',
-      'online: add tenant index of Contact (tenant_id, id)',
+    expect(result.migration!.summary).toEqual(['Company', 'Contact', 'Deal'].map((m) => `convert ${m} to layout 3 (tenant_id not null, primary key (tenant_id, id), indexes led by tenant_id)`));
+    const steps = outline(text)!;
+    expect(steps.filter((s) => s.startsWith('online: add') || s.startsWith('online: drop') || s.startsWith('preflight: no dup'))).toEqual([
+      'online: add the unique (tenant_id, id) of Company, its primary key to be',
       'preflight: no duplicates for the unique on Contact.email',
       'online: add unique on Contact.email (tenant_id, email)',
-      'online: add tenant index of Deal (tenant_id, id)',
+      'online: add index on Contact.company (tenant_id, company_id)',
+      'online: add the unique (tenant_id, id) of Contact, its primary key to be',
       'online: add index on Deal.amount (tenant_id, amount, id)',
+      'online: add index on Deal.company (tenant_id, company_id)',
+      'online: add the unique (tenant_id, id) of Deal, its primary key to be',
       'online: drop tenant index of Company ("company_tenant_id_idx")',
       'online: drop tenant index of Contact ("contact_tenant_id_idx")',
       'online: drop unique on Contact.email ("contact_email_key")',
+      'online: drop index on Contact.company ("contact_company_id_idx")',
       'online: drop tenant index of Deal ("deal_tenant_id_idx")',
       'online: drop index on Deal.amount ("deal_amount_idx")',
+      'online: drop index on Deal.company ("deal_company_id_idx")',
     ]);
-    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(2);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(3);
+    expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toEqual(['Company', 'Contact', 'Deal'].map((m) => `transactional: drop the trigger that fills ${m}.tenant_id (no instance of an older build writes null any more)`));
     expect((await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' })).migration).toBeNull();
+  });
+
+  it('a layout-2 project converts to layout 3 in the order the keys need; the trigger goes in the contract', async () => {
+    const outDir = tempDir('steps-layout-2');
+    cpSync(join(FIXTURES, 'layout-2', 'history'), outDir, { recursive: true });
+    const result = await buildOk({ schemaPath: join(FIXTURES, 'history', 'v4', 'schema.ts'), outDir, name: 'history' });
+    expect(result.migration!.path).toBe('migrations/0006_convert_company_to_layout_3_and_more.sql');
+    expect(result.contract!.path).toBe('migrations/0007_contract_drop_the_tenant_id_trigger_of_company_and_more.sql');
+    const steps = outline(readFileSync(join(outDir, result.migration!.path), 'utf8'))!;
+    const deal = steps.filter((s) => /Deal|"deal"/.test(s));
+    expect(deal).toEqual([
+      "transactional: fill Deal.tenant_id with '' (the global scope) where a writer of an older build leaves it null, until the contract",
+      "backfill deal: set Deal.tenant_id to '' (the global scope) where it is null",
+      'transactional: check Deal.tenant_id is not null, for new rows only',
+      'online: validate Deal.tenant_id is not null',
+      'transactional: set Deal.tenant_id not null (the validated check spares the scan) and drop the check',
+      'online: add index on Deal.company (tenant_id, company_id)',
+      'online: add the unique (tenant_id, id) of Deal, its primary key to be',
+      'preflight: no Deal.company refers to a Company of another tenant',
+      'transactional: reference Company from Deal.company by (tenant_id, id), for new rows only',
+      'online: validate the reference Deal.company',
+      'transactional: drop the single-column reference Deal.company (the validated (tenant_id, id) one replaces it)',
+      'transactional: key Deal by (tenant_id, id): the validated unique index becomes the primary key (catalog only)',
+      'online: drop tenant index of Deal ("deal_tenant_id_tidx")',
+      'online: drop index on Deal.company ("deal_company_id_idx")',
+    ]);
+    // Every old key that holds Company's primary key is gone before that key is swapped.
+    const index = (s: string) => steps.indexOf(s);
+    const companyKey = index('transactional: key Company by (tenant_id, id): the validated unique index becomes the primary key (catalog only)');
+    expect(index('transactional: drop the single-column reference Deal.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
+    expect(index('transactional: drop the single-column reference Contact.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(3);
+
+    // The lock report `build --check` prints without a database (cli/build.ts): every step classified, the catalog-only ones brief.
+    const files = readSet({ scope: 'schema', dir: join(outDir, 'migrations') }).filter((f) => /^000[67]_/.test(f.name));
+    const plan = planFilesOffline(files);
+    expect(plan.filter((p) => !p.lock.known)).toEqual([]);
+    const at = (description: string) => plan.find((p) => p.description === description)!.lock;
+    expect(at("fill Deal.tenant_id with '' (the global scope) where a writer of an older build leaves it null, until the contract")).toMatchObject({ lock: 'SHARE ROW EXCLUSIVE', table: 'deal', brief: true });
+    expect(at('set Deal.tenant_id not null (the validated check spares the scan) and drop the check')).toMatchObject({ lock: 'ACCESS EXCLUSIVE', brief: true, scans: false });
+    expect(at('key Deal by (tenant_id, id): the validated unique index becomes the primary key (catalog only)')).toMatchObject({ lock: 'ACCESS EXCLUSIVE', table: 'deal', brief: true, scans: false, rewrites: false });
+    expect(at('reference Company from Deal.company by (tenant_id, id), for new rows only')).toMatchObject({ lock: 'SHARE ROW EXCLUSIVE', brief: true });
+    expect(at('validate the reference Deal.company')).toMatchObject({ lock: 'SHARE UPDATE EXCLUSIVE', scans: true });
+    expect(formatPlan(plan)).toContain('0007_contract_drop_the_tenant_id_trigger_of_company_and_more.sql step 3 transactional: drop the trigger that fills Deal.tenant_id (no instance of an older build writes null any more)\n  lock: ACCESS EXCLUSIVE on deal (brief, catalog only; blocks reads and writes for milliseconds)');
+  });
+
+  it('a layout-2 project that drops a belongsTo while converting drops its old key in the expand (it holds the old primary key)', async () => {
+    const outDir = tempDir('steps-layout-2-drop');
+    cpSync(join(FIXTURES, 'layout-2', 'history'), outDir, { recursive: true });
+    const schemaPath = copySchema('history/v4');
+    edit(schemaPath, '  company: Company;\n', '');
+    edit(schemaPath, '  deals?: Deal[];\n', '');
+    const result = await buildOk({ schemaPath, outDir, name: 'history', allowDestructive: true });
+    const expand = outline(readFileSync(join(outDir, result.migration!.path), 'utf8'))!;
+    const release = expand.indexOf('transactional: drop the reference key of Deal.company (the column goes in the contract; the key holds the old primary key of its target)');
+    expect(release).toBeGreaterThan(-1);
+    expect(release).toBeLessThan(expand.indexOf('transactional: key Company by (tenant_id, id): the validated unique index becomes the primary key (catalog only)'));
+    expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toContain('transactional: drop field Deal.company');
   });
 
   it('a snapshot of an index layout this svc-gen does not know is refused, naming the snapshot', async () => {
@@ -237,11 +301,11 @@ describe('steps per change kind', () => {
     const outDir = tempDir('steps-layout');
     await buildOk({ schemaPath, outDir, name: 'history' });
     const snapshot = join(outDir, 'schema.snapshot.json');
-    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 2', '"layout": 3'));
+    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 3', '"layout": 4'));
     const result = await build({ schemaPath, outDir, name: 'history' });
     if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
     expect(result.diagnostics).toEqual([expect.objectContaining({ code: 'BAD_SNAPSHOT' })]);
-    expect(result.diagnostics[0].message).toContain('unsupported index layout 3');
+    expect(result.diagnostics[0].message).toContain('unsupported index layout 4 (this svc-gen knows 1, 2, 3)');
   });
 
   it('@renamedFrom onto a name the previous schema already has is refused (which column holds what?)', async () => {

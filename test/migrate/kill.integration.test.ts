@@ -88,4 +88,25 @@ update "fill" set "kind" = 'k' || "n", "email" = "email" || '+' where "kind" is 
     expect(await value<number>(`select count(*)::int as v from "fill" where "kind" is distinct from 'k' || "n" or "email" not like '%.com+'`)).toBe(0);
     expect(Number(await value<string>(`select rows_done::text as v from svc_migration_steps where name = '0002_fill.sql'`))).toBe(40_000);
   });
+
+  it('in the middle of a backfill on a table keyed (tenant_id, id) (layout 3): the cursor is the key, the rerun fills every row once', async () => {
+    const table = modelTable('kfill', 40_000).replace('"id" text primary key,', '"id" text not null,').replace('"kind" text\n);', '"kind" text,\n  primary key ("tenant_id", "id")\n);');
+    const set = schemaSet({ '0001_kfill.sql': table });
+    await migrate(db, [set]);
+    set.add('0002_kfill.sql', `-- svc-gen migration 0002: fill Kfill.kind
+-- step 1 backfill "kfill": Kfill.kind from n, Kfill.email marked
+update "kfill" set "kind" = 'k' || "n", "email" = "email" || '+' where "kind" is null;
+`);
+    const run = runChild(set.dir, { SVC_MIGRATE_BATCH_ROWS: '1000', SVC_MIGRATE_BATCH_PAUSE_MS: '30' });
+    await until(db, `exists (select 1 from svc_migration_steps where name = '0002_kfill.sql' and rows_done >= 5000)`);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    const stored = await db.one<{ cursor: string; rows_done: string }>(`select cursor, rows_done from svc_migration_steps where name = '0002_kfill.sql'`);
+    expect(JSON.parse(stored.cursor)).toEqual([expect.stringMatching(/^t\d$/), expect.stringMatching(/^[0-9a-f]{26}$/)]);
+    expect(await value<number>(`select count(*)::int as v from "kfill" where "kind" is not null`)).toBe(Number(stored.rows_done));
+
+    expect(await migrate(db, [set], { settings: { batchRows: 3_000, batchPauseMs: 0 } })).toEqual(['schema/0002_kfill.sql']);
+    expect(await value<number>(`select count(*)::int as v from "kfill" where "kind" is distinct from 'k' || "n" or "email" not like '%.com+'`)).toBe(0);
+    expect(Number(await value<string>(`select rows_done::text as v from svc_migration_steps where name = '0002_kfill.sql'`))).toBe(40_000);
+  });
 });

@@ -11,7 +11,7 @@ import type { Db } from '../../runtime/db/types.ts';
 import { modelTable, openDb, recordingLog, schemaSet } from './helpers.ts';
 
 const REALTIME = { scope: 'runtime:realtime', dir: fileURLToPath(new URL('../../runtime/realtime/migrations/', import.meta.url)) };
-// batchTargetMs: batches keep their size on a loaded machine (the count of batches is asserted).
+/** Batches of exactly batchRows: a target this long never shrinks them, however loaded the machine (sizing has its own tests). */
 const FAST = { batchRows: 5_000, batchPauseMs: 0, batchTargetMs: 60_000 };
 
 const REQUIRED = `-- svc-gen migration 0002: Contact.kind required, Contact.email unique

@@ -7,7 +7,7 @@
 import type { Field, Model } from '../../../runtime/ir/types.ts';
 import { describeType } from '../../ir/field-type.ts';
 import { sqlLiteral, sqlType } from '../sql.ts';
-import type { IndexDef } from './indexes.ts';
+import type { IndexDef, Layout } from './indexes.ts';
 
 interface OnField {
   readonly model: string;
@@ -38,8 +38,20 @@ export type Change =
   | ({ readonly kind: 'setDefault' } & OnField)
   | { readonly kind: 'addIndex'; readonly model: string; readonly index: IndexDef; readonly reason: IndexReason }
   | { readonly kind: 'dropIndex'; readonly model: string; readonly index: IndexDef; readonly reason: IndexReason }
-  /** Names the layout switch of a model's indexes in the header; its steps are the addIndex/dropIndex changes. */
-  | { readonly kind: 'relayout'; readonly model: string }
+  /** Names the layout switch of a model in the header; its steps are the changes below and the addIndex/dropIndex changes. */
+  | { readonly kind: 'relayout'; readonly model: string; readonly from: Layout }
+  /** Layout 3: `tenant_id` filled with '' where null (a trigger fills old instances' writes), then not null. */
+  | { readonly kind: 'tenantNotNull'; readonly model: string; readonly table: string }
+  /** Layout 3: the unique `(tenant_id, id)` index the primary key will use, built concurrently. */
+  | { readonly kind: 'keyIndex'; readonly model: string; readonly table: string }
+  /** Layout 3: a belongsTo's key becomes `(tenant_id, x_id) -> (tenant_id, id)`, added beside the old one, validated, then the old one dropped. */
+  | ({ readonly kind: 'swapForeignKey' } & OnField)
+  /** Layout 3: the old key of a belongsTo column the contract drops goes now (it holds the target's old primary key). */
+  | ({ readonly kind: 'releaseForeignKey' } & OnField)
+  /** Layout 3: the primary key `(id)` swapped for `(tenant_id, id)` in one catalog-only step. */
+  | { readonly kind: 'swapPrimaryKey'; readonly model: string; readonly table: string }
+  /** Layout 3 contract: the trigger that filled old instances' null tenant goes once no old instance runs. */
+  | { readonly kind: 'releaseTenant'; readonly model: string; readonly table: string }
   /** Added after every table of the migration exists, so relations may point forward or in cycles. */
   | ({ readonly kind: 'addForeignKey'; readonly newTable: boolean } & OnField);
 
@@ -52,7 +64,9 @@ export type ChangeOf<K extends ChangeKind> = Extract<Change, { kind: K }>;
 /**
  * Lower runs first: constraint replacements, then tables and columns, then
  * column facts, then indexes (new ones before the old ones they replace), then
- * keys; the contract half last.
+ * foreign keys (they need the target's `(tenant_id, id)` index), then primary
+ * keys (once no foreign key holds the old one), then old indexes (once the
+ * keys that used them are replaced); the contract half last.
  */
 export const PHASE: Record<ChangeKind, number> = {
   replaceCheck: 1,
@@ -64,13 +78,19 @@ export const PHASE: Record<ChangeKind, number> = {
   setRequired: 3,
   dropRequired: 3,
   releaseColumn: 3,
+  tenantNotNull: 3,
   relayout: 4,
+  keyIndex: 4,
   addIndex: 4,
-  dropIndex: 5,
-  addForeignKey: 6,
-  contractColumn: 7,
-  dropColumn: 7,
-  dropTable: 8,
+  addForeignKey: 5,
+  swapForeignKey: 5,
+  releaseForeignKey: 5,
+  swapPrimaryKey: 6,
+  dropIndex: 7,
+  releaseTenant: 8,
+  contractColumn: 8,
+  dropColumn: 8,
+  dropTable: 9,
 };
 
 /**
@@ -88,6 +108,12 @@ export const CONTRACT: Record<ChangeKind, boolean> = {
   dropRequired: false,
   releaseColumn: false,
   relayout: false,
+  tenantNotNull: false,
+  keyIndex: false,
+  swapForeignKey: false,
+  releaseForeignKey: false,
+  swapPrimaryKey: false,
+  releaseTenant: true,
   addIndex: false,
   dropIndex: false,
   addForeignKey: false,
@@ -134,7 +160,13 @@ const SUMMARY: { [K in ChangeKind]: Describe<K> } = {
   setDefault: (c) => (c.field.default === undefined ? `drop default of ${where(c)}` : `set default of ${where(c)} to ${sqlLiteral(c.field.default)}`),
   addIndex: (c) => (c.reason === 'tag' ? `add ${c.index.what}` : null),
   dropIndex: (c) => (c.reason === 'tag' ? `drop ${c.index.what}` : null),
-  relayout: (c) => `lead the indexes of ${c.model} with tenant_id (index layout 2)`,
+  relayout: (c) => `convert ${c.model} to layout 3 (tenant_id not null, primary key (tenant_id, id)${c.from === 1 ? ', indexes led by tenant_id' : ''})`,
+  tenantNotNull: () => null,
+  keyIndex: () => null,
+  swapForeignKey: () => null,
+  releaseForeignKey: () => null,
+  swapPrimaryKey: () => null,
+  releaseTenant: (c) => `drop the tenant_id trigger of ${c.model} (it fills null for instances of builds before layout 3)`,
   addForeignKey: () => null,
 };
 
@@ -160,6 +192,12 @@ const DESTRUCTIVE: { [K in ChangeKind]: (change: ChangeOf<K>) => string | null }
   addIndex: () => null,
   dropIndex: () => null,
   relayout: () => null,
+  tenantNotNull: () => null,
+  keyIndex: () => null,
+  swapForeignKey: () => null,
+  releaseForeignKey: () => null,
+  swapPrimaryKey: () => null,
+  releaseTenant: () => null,
   addForeignKey: () => null,
 };
 

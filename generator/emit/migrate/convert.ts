@@ -6,7 +6,7 @@
  * type-checking; at run time an unknown kind throws rather than dropping SQL.
  */
 import { SYSTEM_COLUMNS, type Field } from '../../../runtime/ir/types.ts';
-import { checkName, foreignKeyName, notNullCheckName, quoteIdent } from '../../ir/naming.ts';
+import { checkName, foreignKeyName, nextPrimaryKeyIndexName, notNullCheckName, primaryKeyName, quoteIdent, syncTriggerName, tenantForeignKeyName } from '../../ir/naming.ts';
 import { checkConstraint, columnDefinition, columnFields, sqlLiteral, sqlType } from '../sql.ts';
 import { where, type Change, type ChangeKind, type ChangeOf } from './changes.ts';
 import { contractSql, expandSql } from './expand.ts';
@@ -20,9 +20,10 @@ interface Context {
 
 type Converter<K extends ChangeKind> = (change: ChangeOf<K>, ctx: Context) => Step[];
 
+/** Layout 3 (ADR 025): the primary key is `(tenant_id, id)`, a table constraint of createTable; no default for the tenant (the runtime stamps it, '' for the global scope). */
 const SYSTEM_DEFINITIONS: Record<(typeof SYSTEM_COLUMNS)[number]['column'], string> = {
-  id: 'text primary key',
-  tenant_id: 'text',
+  id: 'text not null',
+  tenant_id: 'text not null',
   created_at: 'timestamptz not null default now()',
   updated_at: 'timestamptz not null default now()',
   deleted_at: 'timestamptz',
@@ -46,9 +47,14 @@ function checkSteps(table: string, field: Field, what: string): { add: string[];
  * of rows not yet filled), validate it online, then set not null and drop it.
  */
 function requiredSteps(table: string, field: Field, what: string): Step[] {
-  const column = q(field.column!);
-  const check = q(notNullCheckName(table, field.column!));
-  const fill = field.default === undefined ? [] : [backfill(table, `set ${what} to its default where it is null`, `update ${q(table)} set ${column} = ${sqlLiteral(field.default)} where ${column} is null;`)];
+  const fill = field.default === undefined ? null : { value: sqlLiteral(field.default), description: `set ${what} to its default where it is null` };
+  return notNullSteps(table, field.column!, what, fill);
+}
+
+function notNullSteps(table: string, name: string, what: string, filler: { value: string; description: string } | null): Step[] {
+  const column = q(name);
+  const check = q(notNullCheckName(table, name));
+  const fill = filler === null ? [] : [backfill(table, filler.description, `update ${q(table)} set ${column} = ${filler.value} where ${column} is null;`)];
   return [
     ...fill,
     transactional(`check ${what} is not null, for new rows only`, `${alter(table)} add constraint ${check} check (${column} is not null) not valid;`),
@@ -64,6 +70,7 @@ const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
       ...SYSTEM_COLUMNS.map((c) => `${q(c.column)} ${SYSTEM_DEFINITIONS[c.column]}`),
       ...fields.map(columnDefinition),
       ...fields.flatMap((f) => checkConstraint(model.table, f) ?? []),
+      'primary key ("tenant_id", "id")',
     ];
     const table = `create table ${q(model.table)} (\n${lines.map((l) => `  ${l}`).join(',\n')}\n);`;
     // The table is created in this same transaction: its indexes build on no rows, so the plain (not concurrently) form is safe here.
@@ -85,7 +92,11 @@ const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
     const column = q(field.column!);
     const out: string[] = [];
     if (from.type.kind === 'enum') out.push(`${alter(table)} drop constraint if exists ${q(checkName(table, field.column!))};`);
-    if (from.type.kind === 'belongsTo') out.push(`${alter(table)} drop constraint if exists ${q(foreignKeyName(table, field.column!))};`);
+    if (from.type.kind === 'belongsTo') {
+      // Either key form: the layout-3 one, or the single-column one of a table converted in this same migration.
+      out.push(`${alter(table)} drop constraint if exists ${q(tenantForeignKeyName(table, field.column!))};`);
+      out.push(`${alter(table)} drop constraint if exists ${q(foreignKeyName(table, field.column!))};`);
+    }
     if (from.default !== field.default) out.push(`${alter(table)} alter column ${column} ${field.default === undefined ? 'drop default' : `set default ${sqlLiteral(field.default)}`};`);
     const check = checkSteps(table, field, where(c));
     return [transactional(`change type of ${where(c)} in place (same column type, no rewrite)`, ...out, ...check.add), ...check.validate];
@@ -117,20 +128,73 @@ const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
   },
   dropIndex: ({ index }) => [online(`drop ${index.what} ("${index.name}")`, dropIndexSql(index))],
   relayout: () => [],
-  addForeignKey: (c, { tableOf }) => {
-    const { table, field } = c;
-    if (field.type.kind !== 'belongsTo') throw new Error(`svc-gen bug: foreign key on ${field.name}, which is not a belongsTo`);
-    const target = q(tableOf(field.type.model));
-    const onDelete = field.required ? 'restrict' : 'set null';
-    const name = q(foreignKeyName(table, field.column!));
-    const key = `${alter(table)} add constraint ${name} foreign key (${q(field.column!)}) references ${target} ("id") on delete ${onDelete}`;
-    if (c.newTable) return [transactional(`reference ${field.type.model} from ${where(c)} (a new, empty table)`, `${key};`)];
+  addForeignKey: (c, ctx) => {
+    const key = tenantKey(c, ctx);
+    if (c.newTable) return [transactional(`reference ${key.target} from ${where(c)} (a new, empty table)`, `${key.add};`)];
+    return [transactional(`reference ${key.target} from ${where(c)}, for new rows only`, `${key.add} not valid;`), key.validate];
+  },
+  tenantNotNull: ({ model, table }) => {
+    const name = q(syncTriggerName(table, 'tenant_id'));
+    const what = `${model}.tenant_id`;
     return [
-      transactional(`reference ${field.type.model} from ${where(c)}, for new rows only`, `${key} not valid;`),
-      online(`validate the reference ${where(c)}`, `${alter(table)} validate constraint ${name};`),
+      transactional(
+        `fill ${what} with '' (the global scope) where a writer of an older build leaves it null, until the contract`,
+        [`create or replace function ${name}() returns trigger language plpgsql as $$`, 'begin', `  if new."tenant_id" is null then new."tenant_id" := ''; end if;`, '  return new;', 'end', '$$;'].join('\n'),
+        `create trigger ${name} before insert or update on ${q(table)} for each row execute function ${name}();`,
+      ),
+      ...notNullSteps(table, 'tenant_id', what, { value: "''", description: `set ${what} to '' (the global scope) where it is null` }),
     ];
   },
+  keyIndex: ({ model, table }) => [
+    online(`add the unique (tenant_id, id) of ${model}, its primary key to be`, `create unique index concurrently if not exists ${q(nextPrimaryKeyIndexName(table))} on ${q(table)} ("tenant_id", "id");`),
+  ],
+  swapForeignKey: (c, ctx) => {
+    const { table, field } = c;
+    const key = tenantKey(c, ctx);
+    const column = q(field.column!);
+    const strays = `select "row"."id", "row"."tenant_id", "row".${column}, "target"."tenant_id" as "target_tenant_id" from ${q(table)} "row" join ${q(key.targetTable)} "target" on "target"."id" = "row".${column} where "target"."tenant_id" <> "row"."tenant_id" limit 10;`;
+    return [
+      preflight(`no ${where(c)} refers to a ${key.target} of another tenant`, strays),
+      transactional(`reference ${key.target} from ${where(c)} by (tenant_id, id), for new rows only`, `${key.add} not valid;`),
+      key.validate,
+      transactional(`drop the single-column reference ${where(c)} (the validated (tenant_id, id) one replaces it)`, `${alter(table)} drop constraint if exists ${q(foreignKeyName(table, field.column!))};`),
+    ];
+  },
+  releaseForeignKey: (c) => [
+    transactional(`drop the reference key of ${where(c)} (the column goes in the contract; the key holds the old primary key of its target)`, `${alter(c.table)} drop constraint if exists ${q(foreignKeyName(c.table, c.field.column!))};`),
+  ],
+  swapPrimaryKey: ({ model, table }) => {
+    const key = q(primaryKeyName(table));
+    return [transactional(
+      `key ${model} by (tenant_id, id): the validated unique index becomes the primary key (catalog only)`,
+      `${alter(table)} drop constraint ${key}, add constraint ${key} primary key using index ${q(nextPrimaryKeyIndexName(table))};`,
+    )];
+  },
+  releaseTenant: ({ model, table }) => {
+    const name = q(syncTriggerName(table, 'tenant_id'));
+    return [transactional(`drop the trigger that fills ${model}.tenant_id (no instance of an older build writes null any more)`, `drop trigger if exists ${name} on ${q(table)};`, `drop function if exists ${name}();`)];
+  },
 };
+
+/**
+ * Layout 3's relation key `(tenant_id, x_id) -> x (tenant_id, id)`: a row may
+ * only refer to a row of its own tenant. A parent's delete sets only the
+ * relation column to null (Postgres 15's column list), never the tenant.
+ */
+function tenantKey(c: { table: string; field: Field; model: string }, { tableOf }: Context) {
+  const { table, field } = c;
+  if (field.type.kind !== 'belongsTo') throw new Error(`svc-gen bug: foreign key on ${field.name}, which is not a belongsTo`);
+  const targetTable = tableOf(field.type.model);
+  const column = q(field.column!);
+  const onDelete = field.required ? 'restrict' : `set null (${column})`;
+  const name = q(tenantForeignKeyName(table, field.column!));
+  return {
+    target: field.type.model,
+    targetTable,
+    add: `${alter(table)} add constraint ${name} foreign key ("tenant_id", ${column}) references ${q(targetTable)} ("tenant_id", "id") on delete ${onDelete}`,
+    validate: online(`validate the reference ${where(c)}`, `${alter(table)} validate constraint ${name};`),
+  };
+}
 
 /** Steps for one change; `tables` maps model names to tables of the new schema. */
 export function convertChange(change: Change, tables: ReadonlyMap<string, string>): Step[] {

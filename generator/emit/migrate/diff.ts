@@ -20,9 +20,12 @@ export function diffSchemas(input: DiffInput): Change[] {
   for (const model of next.models) {
     const old = before.get(model.name);
     changes.push(...(old ? [...diffModel(old, model, input.renames), ...diffIndexes(old, model, input.previousLayout)] : createModel(model)));
+    if (old && input.previousLayout < 3) changes.push(...rekey(old, model));
   }
   for (const model of previous?.models ?? []) {
-    if (!after.has(model.name)) changes.push({ kind: 'dropTable', model });
+    if (after.has(model.name)) continue;
+    if (input.previousLayout < 3) changes.push(...releaseKeys(model, model.fields));
+    changes.push({ kind: 'dropTable', model });
   }
   return changes.map((change, i) => ({ change, i })).sort((a, b) => PHASE[a.change.kind] - PHASE[b.change.kind] || a.i - b.i).map((x) => x.change);
 }
@@ -99,7 +102,7 @@ function diffIndexes(old: Model, model: Model, layout: Layout): Change[] {
   const sameSchema = new Set(indexesOf(old, CURRENT_LAYOUT).map((i) => i.name));
   const oldColumns = new Set(old.fields.map((f) => f.column));
   const columns = new Set(model.fields.map((f) => f.column));
-  const changes: Change[] = layout < CURRENT_LAYOUT ? [{ kind: 'relayout', model: model.name }] : [];
+  const changes: Change[] = layout < CURRENT_LAYOUT ? [{ kind: 'relayout', model: model.name, from: layout }] : [];
   for (const index of wanted) {
     if (had.has(index.name)) continue;
     const reason: IndexReason = index.field && !oldColumns.has(index.field.column) ? 'column' : sameSchema.has(index.name) ? 'layout' : 'tag';
@@ -111,6 +114,38 @@ function diffIndexes(old: Model, model: Model, layout: Layout): Change[] {
     changes.push({ kind: 'dropIndex', model: model.name, index, reason });
   }
   return changes;
+}
+
+/**
+ * Layout 3 on a table of an earlier layout (ADR 025): `tenant_id` not null,
+ * the primary key `(tenant_id, id)`, each kept belongsTo key made composite.
+ * The old key of a belongsTo column that goes (dropped or moved, in the
+ * contract) is dropped now: it holds the target's old primary key, which this
+ * migration replaces. A belongsTo whose type changes drops its key itself.
+ */
+function rekey(old: Model, model: Model): Change[] {
+  const on = { model: model.name, table: model.table };
+  const byColumn = new Map(model.fields.filter((f) => f.column).map((f) => [f.column!, f]));
+  const swapped: Change[] = [];
+  const gone: Field[] = [];
+  for (const from of old.fields) {
+    if (from.type.kind !== 'belongsTo') continue;
+    const to = byColumn.get(from.column!);
+    if (!to) gone.push(from);
+    else if (to.type.kind === 'belongsTo' && to.type.model === from.type.model) swapped.push({ kind: 'swapForeignKey', ...on, field: to });
+  }
+  return [
+    { kind: 'tenantNotNull', ...on },
+    { kind: 'keyIndex', ...on },
+    ...swapped,
+    ...releaseKeys(old, gone),
+    { kind: 'swapPrimaryKey', ...on },
+    { kind: 'releaseTenant', ...on },
+  ];
+}
+
+function releaseKeys(old: Model, fields: readonly Field[]): Change[] {
+  return fields.filter((f) => f.type.kind === 'belongsTo').map((field) => ({ kind: 'releaseForeignKey', model: old.name, table: old.table, field }));
 }
 
 /** What the column stores, ignoring enum values and names (those only change the CHECK). */

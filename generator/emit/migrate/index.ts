@@ -16,7 +16,7 @@ import { diffSchemas } from './diff.ts';
 import type { Layout } from './indexes.ts';
 import { stepLine } from './steps.ts';
 
-export { CURRENT_LAYOUT, type Layout } from './indexes.ts';
+export { CURRENT_LAYOUT, LAYOUTS, type Layout } from './indexes.ts';
 export { placeColumns } from './columns.ts';
 
 export interface MigrationInput {
@@ -88,8 +88,8 @@ function renameProblems(input: MigrationInput): Diagnostic[] {
 function locateChange(change: Change, input: MigrationInput): SourceLocation {
   if (change.kind === 'createTable' || change.kind === 'dropTable') return input.locate(change.model.name);
   if (change.kind === 'addIndex' || change.kind === 'dropIndex') return input.locate(change.model, change.index.field?.name);
-  if (change.kind === 'relayout') return input.locate(change.model);
-  return input.locate(change.model, change.field.name);
+  if ('field' in change) return input.locate(change.model, change.field.name);
+  return input.locate(change.model);
 }
 
 const pad = (n: number) => String(n).padStart(4, '0');

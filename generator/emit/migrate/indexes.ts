@@ -16,12 +16,21 @@
  * `(column)`: the foreign-key checks Postgres runs on a parent's delete, and
  * DELETE /media/{id}, look the column up without a tenant, and ids are
  * globally unique, so the column alone is as selective as it gets.
+ *
+ * Layout 3 (ADR 025, distributable): `tenant_id` is not null and the primary
+ * key is `(tenant_id, id)`, which serves a tenant's default list order, so the
+ * `(tenant_id, id)` index is not emitted twice. belongsTo columns are
+ * composite keys `(tenant_id, x_id)` and their index leads with the tenant
+ * (a parent's delete checks children by both columns). `@index` and `@unique`
+ * are layout 2's, by name and definition. Media columns keep `(column)`:
+ * DELETE /media/{id} looks them up by id alone.
  */
 import type { Field, Model } from '../../../runtime/ir/types.ts';
 import { indexName, quoteIdent, tenantIndexName, tenantListIndexName, tenantUniqueIndexName, uniqueIndexName } from '../../ir/naming.ts';
 
-export const CURRENT_LAYOUT = 2;
-export type Layout = 1 | 2;
+export const CURRENT_LAYOUT = 3;
+export type Layout = 1 | 2 | 3;
+export const LAYOUTS: readonly Layout[] = [1, 2, 3];
 
 export interface IndexDef {
   readonly name: string;
@@ -44,7 +53,8 @@ const isReference = (f: Field) => f.type.kind === 'belongsTo' || f.type.kind ===
 
 export function indexesOf(model: Model, layout: Layout): IndexDef[] {
   const fields = model.fields.filter((f) => f.column !== null);
-  return layout === 1 ? layoutOne(model, fields) : layoutTwo(model, fields);
+  if (layout === 1) return layoutOne(model, fields);
+  return layoutTwo(model, fields, layout);
 }
 
 function layoutOne(model: Model, fields: readonly Field[]): IndexDef[] {
@@ -65,13 +75,15 @@ function layoutOne(model: Model, fields: readonly Field[]): IndexDef[] {
   return out;
 }
 
-function layoutTwo(model: Model, fields: readonly Field[]): IndexDef[] {
+/** Layouts 2 and 3 differ in the `(tenant_id, id)` index (3: the primary key) and the belongsTo index (3: `(tenant_id, x_id)`). */
+function layoutTwo(model: Model, fields: readonly Field[], layout: 2 | 3): IndexDef[] {
   const { table } = model;
-  const out: IndexDef[] = [plain(table, tenantListIndexName(table), '"tenant_id", "id"', null, `tenant index of ${model.name}`)];
+  const out: IndexDef[] = layout === 2 ? [plain(table, tenantListIndexName(table), '"tenant_id", "id"', null, `tenant index of ${model.name}`)] : [];
   for (const f of fields) {
     const where = `${model.name}.${f.name}`;
     const column = q(f.column!);
-    if (isReference(f)) out.push(plain(table, indexName(table, f.column!), column, f, `index on ${where}`));
+    if (layout === 3 && f.type.kind === 'belongsTo') out.push(plain(table, tenantIndexName(table, f.column!), `"tenant_id", ${column}`, f, `index on ${where}`));
+    else if (isReference(f)) out.push(plain(table, indexName(table, f.column!), column, f, `index on ${where}`));
     else if (f.index && !f.unique) out.push(plain(table, tenantIndexName(table, f.column!), `"tenant_id", ${column}, "id"`, f, `index on ${where}`));
     if (f.unique) {
       out.push({

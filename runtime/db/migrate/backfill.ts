@@ -3,7 +3,10 @@
  * batches on "id" (or the step's `by "column"`, which need not be unique: a
  * batch ends after every row of its last value), one transaction each, its cursor stored with the batch so a
  * crash resumes after the last finished batch; then `vacuum (analyze)` so the
- * next constraint step does not meet the autovacuum the backfill woke.
+ * next constraint step does not meet the autovacuum the backfill woke. A
+ * table whose primary key is `(..., id)` (layout 3: `(tenant_id, id)`, ADR
+ * 025) has no index leading with "id": its batches walk the primary key, and
+ * the cursor is the key as a JSON array.
  *
  * A batch holds the row locks of every row it updates until it commits, so a
  * client writing one of them waits for the whole batch: batches start at
@@ -72,11 +75,11 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   const table = run.step.table as string;
   const { head, condition } = parseBackfill(splitStatements(run.step.body)[0], table);
   const ident = sql.ident(table);
-  const key = sql.ident(run.step.key ?? 'id');
+  const key = run.step.key ? [run.step.key] : await keyOf(t, table);
   const { empty, estimate } = await t.one<{ empty: boolean; estimate: number }>(compile(sql`
     select not exists (select 1 from ${ident}) as empty,
            greatest((select reltuples from pg_class where oid = to_regclass(${sql.value(table)})), 0)::float8 as estimate`));
-  let cursor = run.cursor;
+  let cursor = readCursor(run.cursor, key);
   let passed = run.progress?.rowsDone ?? 0;
   let updated = run.progress?.rowsUpdated ?? 0;
   const fromPassed = passed;
@@ -93,10 +96,7 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   let pacedMs = 0;
   for (;;) {
     const to = await batchEnd(t, ident, key, cursor, size);
-    const range = sql.join([
-      ...(cursor === null ? [] : [sql`${key} > ${sql.value(cursor)}`]),
-      ...(to === null ? [] : [sql`${key} <= ${sql.value(to)}`]),
-    ], ' and ');
+    const range = sql.join(between(key, cursor, to), ' and ');
     const where = cursor === null && to === null ? sql`(${sql.raw(condition)})` : sql`(${sql.raw(condition)}) and ${range}`;
     const statement = sql`${sql.raw(marker(run.claimant))} ${sql.raw(head)} where ${where}`;
     const batchStarted = performance.now();
@@ -106,7 +106,7 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
       return progressOf(run, { ...counts(), passed: reached, updated: updated + rows, thisRun: reached - fromPassed }, 'backfill', to === null);
     };
     const rows = await withLockRetry(t, { what: run.what, lockTimeoutMs: run.settings.lockTimeoutMs, deadlineSecs: run.settings.deadlineSecs, tables: [table], log: run.log },
-      (lockTimeoutMs) => batch(t, run, statement, to, lockTimeoutMs, after));
+      (lockTimeoutMs) => batch(t, run, statement, to === null ? null : writeCursor(to), lockTimeoutMs, after));
     updated += rows;
     passed += to === null ? rows : size;
     size = nextBatchRows(size, performance.now() - batchStarted, run.settings.batchTargetMs, run.settings.batchRows);
@@ -114,7 +114,7 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
     if (Date.now() - lastReport >= PROGRESS_EVERY_MS || to === null) {
       lastReport = Date.now();
       const paced = pacer ? `, ${Math.round(pacedMs / 1000)} s paced to ${(pacer.bytesPerSec / 1048576).toFixed(1)} MB/s of WAL` : '';
-      run.log.info({ table, passed, updated, estimate, cursor, batchRows: size, pacedMs }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch${paced}`);
+      run.log.info({ table, passed, updated, estimate, cursor: cursor === null ? null : writeCursor(cursor), batchRows: size, pacedMs }, `${run.what}: backfill of ${table}: about ${passed} of ~${Math.round(estimate)} rows passed, ${updated} updated, ${Math.round((Date.now() - started) / 1000)} s, ${size} rows per batch${paced}`);
     }
     if (to === null) break;
     if (run.settings.batchPauseMs > 0) await sleep(run.settings.batchPauseMs);
@@ -170,11 +170,65 @@ export async function walPacer(t: Db | Tx, table: string, paceSecs: number): Pro
 }
 
 /** The key of the batchRows-th row after `cursor`, or null when fewer remain (the last batch). */
-async function batchEnd(t: Db | Tx, ident: Sql, key: Sql, cursor: string | null, batchRows: number): Promise<string | null> {
-  const after = cursor === null ? sql`` : sql`where ${key} > ${sql.value(cursor)}`;
-  const row = await t.oneOrNone<{ id: string }>(compile(sql`
-    select ${key}::text as id from ${ident} ${after} order by ${key} offset ${sql.value(batchRows - 1, 'int')} limit 1`));
-  return row?.id ?? null;
+async function batchEnd(t: Db | Tx, ident: Sql, key: readonly string[], cursor: readonly string[] | null, batchRows: number): Promise<string[] | null> {
+  const after = cursor === null ? sql`` : sql`where ${tuple(key)} > ${values(cursor)}`;
+  const row = await t.oneOrNone<{ key: string[] }>(compile(sql`
+    select array[${sql.join(key.map((c) => sql`${sql.ident(c)}::text`), ', ')}] as key from ${ident} ${after}
+     order by ${sql.join(key.map((c) => sql.ident(c)), ', ')} offset ${sql.value(batchRows - 1, 'int')} limit 1`));
+  return row?.key ?? null;
+}
+
+/** `["id"]`, or the primary key's columns when they end with "id" and are more than it (`tenant_id, id`). */
+async function keyOf(t: Db | Tx, table: string): Promise<string[]> {
+  const rows = await t.manyOrNone<{ column: string }>(compile(sql`
+    select a.attname as column from pg_index i cross join lateral unnest(i.indkey) with ordinality as k(attnum, n)
+      join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum
+     where i.indrelid = to_regclass(${sql.value(table)}) and i.indisprimary order by k.n`));
+  const columns = rows.map((r) => r.column);
+  return columns.length > 1 && columns[columns.length - 1] === 'id' ? columns : ['id'];
+}
+
+/**
+ * `key > cursor and key <= to` in the form the planner estimates well: within
+ * one tenant (every column but the last equal) as equalities and a range on
+ * "id"; across tenants as row comparisons bounded on the first column too
+ * (a row comparison alone is estimated on its first column, and a tenant
+ * holding most rows would make every batch look like the whole table).
+ */
+function between(key: readonly string[], cursor: readonly string[] | null, to: readonly string[] | null): Sql[] {
+  const last = key.length - 1;
+  if (cursor !== null && to !== null && key.length > 1 && key.slice(0, last).every((_, i) => cursor[i] === to[i])) {
+    return [
+      ...key.slice(0, last).map((c, i) => sql`${sql.ident(c)} = ${sql.value(cursor[i])}`),
+      sql`${sql.ident(key[last])} > ${sql.value(cursor[last])}`,
+      sql`${sql.ident(key[last])} <= ${sql.value(to[last])}`,
+    ];
+  }
+  const bound = (op: Sql, at: readonly string[]) => (key.length > 1 ? [sql`${sql.ident(key[0])} ${op} ${sql.value(at[0])}`] : []);
+  return [
+    ...(cursor === null ? [] : [sql`${tuple(key)} > ${values(cursor)}`, ...bound(sql.raw('>='), cursor)]),
+    ...(to === null ? [] : [sql`${tuple(key)} <= ${values(to)}`, ...bound(sql.raw('<='), to)]),
+  ];
+}
+
+const tuple = (key: readonly string[]) => (key.length === 1 ? sql.ident(key[0]) : sql`(${sql.join(key.map((c) => sql.ident(c)), ', ')})`);
+const values = (cursor: readonly string[]) => (cursor.length === 1 ? sql.value(cursor[0]) : sql`(${sql.join(cursor.map((v) => sql.value(v)), ', ')})`);
+
+/** The stored cursor: the id itself for an `id` key (as before), a JSON array for a composite one. */
+function writeCursor(cursor: readonly string[]): string {
+  return cursor.length === 1 ? cursor[0] : JSON.stringify(cursor);
+}
+
+/** A stored cursor of another key's form (the table's key changed since) restarts the walk: the update's condition skips rows already done. */
+function readCursor(stored: string | null, key: readonly string[]): string[] | null {
+  if (stored === null) return null;
+  if (key.length === 1) return [stored];
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return Array.isArray(parsed) && parsed.length === key.length && parsed.every((v) => typeof v === 'string') ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 /** One batch: the update and the cursor in one transaction, with the step's timeouts. */

@@ -4,26 +4,26 @@
 --   add model Contact
 
 create table "company" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
-  "name" text not null
+  "name" text not null,
+  primary key ("tenant_id", "id")
 );
-create index "company_tenant_id_tidx" on "company" ("tenant_id", "id");
 
 create table "contact" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
   "name" text not null,
   "email" text not null,
-  "company_id" text
+  "company_id" text,
+  primary key ("tenant_id", "id")
 );
-create index "contact_tenant_id_tidx" on "contact" ("tenant_id", "id");
-create index "contact_company_id_idx" on "contact" ("company_id");
+create index "contact_company_id_tidx" on "contact" ("tenant_id", "company_id");
 
-alter table "contact" add constraint "contact_company_id_fkey" foreign key ("company_id") references "company" ("id") on delete set null;
+alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id");

@@ -17,17 +17,17 @@ alter table "contact" validate constraint "contact_stage_check";
 
 -- step 4 transactional: add model Deal (a new, empty table and its indexes)
 create table "deal" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
   "title" text not null,
   "amount" double precision,
-  "company_id" text not null
+  "company_id" text not null,
+  primary key ("tenant_id", "id")
 );
-create index "deal_tenant_id_tidx" on "deal" ("tenant_id", "id");
-create index "deal_company_id_idx" on "deal" ("company_id");
+create index "deal_company_id_tidx" on "deal" ("tenant_id", "company_id");
 
 -- step 5 preflight: no duplicates for the unique on Contact.email
 select "tenant_id", "email", count(*) as "rows" from "contact" where "deleted_at" is null and "email" is not null group by "tenant_id", "email" having count(*) > 1 order by count(*) desc limit 10;
@@ -36,4 +36,4 @@ select "tenant_id", "email", count(*) as "rows" from "contact" where "deleted_at
 create unique index concurrently if not exists "contact_email_tkey" on "contact" ("tenant_id", "email") nulls not distinct where "deleted_at" is null and "email" is not null;
 
 -- step 7 transactional: reference Company from Deal.company (a new, empty table)
-alter table "deal" add constraint "deal_company_id_fkey" foreign key ("company_id") references "company" ("id") on delete restrict;
+alter table "deal" add constraint "deal_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete restrict;

@@ -4,18 +4,18 @@
 --   add model Task
 
 create table "project" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
-  "name" text not null
+  "name" text not null,
+  primary key ("tenant_id", "id")
 );
-create index "project_tenant_id_tidx" on "project" ("tenant_id", "id");
 
 create table "task" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
@@ -23,9 +23,9 @@ create table "task" (
   "status" text not null default 'open',
   "project_id" text,
   "due_at" timestamptz,
-  constraint "task_status_check" check ("status" in ('open', 'started', 'done'))
+  constraint "task_status_check" check ("status" in ('open', 'started', 'done')),
+  primary key ("tenant_id", "id")
 );
-create index "task_tenant_id_tidx" on "task" ("tenant_id", "id");
-create index "task_project_id_idx" on "task" ("project_id");
+create index "task_project_id_tidx" on "task" ("tenant_id", "project_id");
 
-alter table "task" add constraint "task_project_id_fkey" foreign key ("project_id") references "project" ("id") on delete set null;
+alter table "task" add constraint "task_project_id_tfkey" foreign key ("tenant_id", "project_id") references "project" ("tenant_id", "id") on delete set null ("project_id");
