@@ -1,0 +1,92 @@
+/**
+ * The per-tenant feed position (ADR 025 decision 4), written by the event
+ * store in tenant mode: every transaction that appends bumps its tenants'
+ * head rows (svc_tenant_heads) and stamps `tenant_seq` on its events and
+ * changes. The head row stays locked until the commit, so a tenant's
+ * positions are gapless and in commit order.
+ *
+ * Where it is written, one place for every writer (records, jobs,
+ * workflows, actions):
+ * - `append`/`appendMany` (a transaction that may write more after the
+ *   append: hooks, audit, triggers): the stamp is the transaction's last
+ *   statement, a before-commit hook (db/before-commit.ts), one statement for
+ *   all its tenants, heads locked in tenant order;
+ * - `firstEvent`/`appendFrom` (an autocommit statement that writes the
+ *   event itself: records' create, a job's enqueue, the job plane): the
+ *   statement stamps its own events through `svc_tenant_seq_next` (the
+ *   `tenant-cte` form of bench/citus: the head is locked from that statement
+ *   to the commit, which follows at once).
+ */
+import { beforeCommit, type Tx } from '../db/index.ts';
+import { compile, sql, type Sql } from '../sql/index.ts';
+
+/** `global`: the (tx, seq) reader of ADR 010 (one node). `tenant`: per-tenant positions (Citus). */
+export type FeedCursorMode = 'global' | 'tenant';
+
+/**
+ * The head key of a row's tenant: the global scope is `''` (ADR 025
+ * decision 2). Local until runtime/tenancy's `tenantKey` lands on this
+ * branch; the SQL form is `tenantKeySql`.
+ */
+export const tenantKey = (tenantId: string | null | undefined): string => tenantId ?? '';
+/** A head key back to the API's tenant (`''` is the global scope, null). */
+export const tenantOfKey = (key: string): string | null => (key === '' ? null : key);
+/** `tenantKey` over a SQL expression. */
+export const tenantKeySql = (expression: Sql): Sql => sql`coalesce(${expression}, '')`;
+
+/** What a transaction appended in tenant mode and must stamp before its commit. */
+interface Pending {
+  readonly ids: string[];
+  readonly tenants: string[];
+}
+
+const STAMP_KEY = Symbol('tenant-seq');
+
+/**
+ * One statement: the rows of `ids` still unstamped (a savepoint that rolled
+ * back left none of its own), counted per tenant; each tenant's head bumped
+ * by its count (inserted at the first append), heads locked in tenant order;
+ * each row stamped with its place, in append order.
+ */
+function stampSql(pending: Pending): Sql {
+  return sql`
+    with p as (select * from unnest(${sql.value(pending.ids, 'text[]')}, ${sql.value(pending.tenants, 'text[]')}) with ordinality as p(id, tenant_key, ord)),
+    mine as (
+      select e.seq, p.tenant_key, p.ord, true as event from svc_events e join p on e.id = p.id where e.tenant_seq is null
+      union all
+      select c.seq, p.tenant_key, p.ord, false from svc_changes c join p on c.id = p.id where c.tenant_seq is null),
+    counts as (select tenant_key, count(*) as n from mine group by tenant_key),
+    heads as (
+      insert into svc_tenant_heads as h (tenant_id, last_seq) select tenant_key, n from counts order by tenant_key
+      on conflict (tenant_id) do update set last_seq = h.last_seq + excluded.last_seq
+      returning h.tenant_id, h.last_seq),
+    numbered as (
+      select m.seq, m.event, h.last_seq - c.n + row_number() over (partition by m.tenant_key order by m.ord) as tenant_seq
+        from mine m join counts c on c.tenant_key = m.tenant_key join heads h on h.tenant_id = m.tenant_key),
+    stamped as (update svc_events e set tenant_seq = n.tenant_seq from numbered n where n.event and e.seq = n.seq)
+    update svc_changes c set tenant_seq = n.tenant_seq from numbered n where not n.event and c.seq = n.seq`;
+}
+
+async function stamp(t: Tx, pending: Pending): Promise<void> {
+  if (pending.ids.length === 0) return;
+  await t.none(compile(stampSql(pending)));
+}
+
+/**
+ * Tenant mode: the rows `ids` (events or changes of `tenants`) were just
+ * appended in `t`; they are stamped by `t`'s last statement, or at once when
+ * `t` is not a transaction.
+ */
+export async function stampLater(t: Tx, ids: readonly string[], tenants: readonly (string | null)[]): Promise<void> {
+  const pending = beforeCommit<Pending>(t, STAMP_KEY, () => ({ ids: [], tenants: [] }), stamp);
+  const keys = tenants.map(tenantKey);
+  if (pending) {
+    pending.ids.push(...ids);
+    pending.tenants.push(...keys);
+    return;
+  }
+  await stamp(t, { ids: [...ids], tenants: keys });
+}
+
+/** Tenant mode: the `tenant_seq` expression of a row appended by its own statement (see the header). */
+export const nextTenantSeqSql = (tenantId: Sql): Sql => sql`svc_tenant_seq_next(${tenantKeySql(tenantId)})`;
