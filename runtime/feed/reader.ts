@@ -21,7 +21,7 @@ import type { Db, Notifier } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
 import { covers, currentPosition, filterOf, readPage, wants, type FeedChange, type FeedFilter, type FeedPosition, type Interest } from './read.ts';
 import { Subscriber, type SubscribeOptions } from './subscription.ts';
-import { allHeads, headsBeyond, readTenantPage, type TenantPosition } from './tenant.ts';
+import { allHeads, headsBeyond, readTenantPages, type TenantPosition } from './tenant.ts';
 import type { FeedCursorMode } from '../events/index.ts';
 
 export const HINT_CHANNEL = 'svc_feed';
@@ -35,6 +35,8 @@ const HELLO = 'hello:';
 const ACTIVE_POLL_MS = 50;
 const IDLE_POLL_MS = 500;
 const MAX_RETRY_MS = 2000;
+/** Tenant mode: first pages of this many tenants per round trip. */
+const TENANTS_PER_TRIP = 100;
 
 export type BatchListener = (changes: readonly FeedChange[], end: FeedPosition) => void;
 
@@ -261,24 +263,34 @@ export class FeedReader {
     }
   }
 
-  /** Tenant mode: every tenant whose head moved beyond the reader's position there, page by page. */
+  /**
+   * Tenant mode: every tenant whose head moved beyond the reader's position
+   * there, page by page; the first pages of up to TENANTS_PER_TRIP tenants in
+   * one round trip (embedded: one statement at a time).
+   */
   private async readTenants(): Promise<number> {
-    const heads = await headsBeyond(this.options.db, this.tenantHead);
+    let heads = [...(await headsBeyond(this.options.db, this.tenantHead))];
     let found = 0;
-    for (const [tenant, top] of heads) {
-      for (;;) {
-        const started = performance.now();
-        const used = this.filter();
-        const page = await readTenantPage(this.options.db, tenant, this.tenantHeadOf(tenant), top, PAGE, false, used);
-        this.stats_.reads += 1;
-        this.stats_.readMs += performance.now() - started;
-        if (!covers(used, this.filter())) continue;
+    const perTrip = this.options.notifier ? TENANTS_PER_TRIP : 1;
+    while (heads.length > 0 && !this.stopped) {
+      const batch = heads.slice(0, perTrip);
+      const started = performance.now();
+      const used = this.filter();
+      const pages = await readTenantPages(this.options.db,
+        batch.map(([tenant, upTo]) => ({ tenant, after: this.tenantHeadOf(tenant), upTo })), PAGE, false, used);
+      this.stats_.reads += 1;
+      this.stats_.readMs += performance.now() - started;
+      if (!covers(used, this.filter())) continue; // someone joined wider meanwhile: the same pages again
+      heads = heads.slice(batch.length);
+      const more: Array<[string, number]> = [];
+      for (const [i, page] of pages.entries()) {
+        const [tenant, upTo] = batch[i];
         this.tenantHead.set(tenant, page.end);
         if (page.changes.length > 0) this.deliver(page.changes, this.head_, page.lagMs);
         found += page.changes.length;
-        if (!page.full || this.stopped) break;
+        if (page.full) more.push([tenant, upTo]);
       }
-      if (this.stopped) break;
+      heads.push(...more);
     }
     if (found === 0) this.deliver([], this.head_, 0);
     return found;

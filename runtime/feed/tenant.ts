@@ -9,7 +9,7 @@
  * tenant. Which tenants to read: the heads whose `last_seq` lies beyond the
  * reader's own position there.
  */
-import type { Db, Tx } from '../db/index.ts';
+import { fixed, type Db, type Tx } from '../db/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';
 import { TenantScope } from '../tenancy/index.ts';
 import { tenantKey, tenantOfKey } from '../events/index.ts';
@@ -65,6 +65,44 @@ export interface TenantPage {
 export async function readTenantPage(
   runner: Db | Tx, tenant: string, after: number, upTo: number, limit: number, withData = false, filter: FeedFilter | null = null,
 ): Promise<TenantPage> {
+  const rows = await runner.any(compile(pageSql(tenant, after, upTo, limit, withData, filter)));
+  return toPage(rows, limit, upTo, withData);
+}
+
+/** One tenant's page to read: after `after`, up to `upTo`. */
+export interface TenantRead {
+  readonly tenant: string;
+  readonly after: number;
+  readonly upTo: number;
+}
+
+/**
+ * Pages of several tenants in one round trip: one statement per tenant (each
+ * pinned to its tenant, so each is a single-shard read on Citus), sent
+ * together as one simple-protocol string.
+ */
+export async function readTenantPages(
+  runner: Db | Tx, reads: readonly TenantRead[], limit: number, withData = false, filter: FeedFilter | null = null,
+): Promise<TenantPage[]> {
+  if (reads.length === 0) return [];
+  if (reads.length === 1) return [await readTenantPage(runner, reads[0].tenant, reads[0].after, reads[0].upTo, limit, withData, filter)];
+  const text = reads.map((r) => {
+    const query = compile(pageSql(r.tenant, r.after, r.upTo, limit, withData, filter));
+    return fixed(false, 'svc_feed_tenant_page', query.text, query.values) as string;
+  }).join(';\n');
+  const results = await runner.multi(text);
+  return results.map((rows, i) => toPage(rows, limit, reads[i].upTo, withData));
+}
+
+function toPage(rows: Array<Record<string, any>>, limit: number, upTo: number, withData: boolean): TenantPage {
+  const changes = rows.map((row) => toTenantChange(row, withData));
+  const full = changes.length === limit;
+  const end = full ? changes.at(-1)!.tenantSeq! : upTo;
+  const lagMs = changes.length > 0 ? Math.max(0, Number(rows[0].age_ms)) : 0;
+  return { changes, end, full, lagMs };
+}
+
+function pageSql(tenant: string, after: number, upTo: number, limit: number, withData: boolean, filter: FeedFilter | null): Sql {
   const scope = TenantScope.of(tenantOfKey(tenant));
   const where = (filtered: boolean) => sql`${scope.over(sql`x.tenant_id`)} and x.tenant_seq > ${sql.value(after, 'bigint')}
       and x.tenant_seq <= ${sql.value(upTo, 'bigint')}${filtered && filter
@@ -72,15 +110,10 @@ export async function readTenantPage(
     : sql.empty}`;
   const part = (table: string, event: boolean) => sql`(select ${COLUMNS(event, withData)} from ${sql.ident(table)} x
       where ${where(true)} order by x.tenant_seq limit ${sql.value(limit, 'int')})`;
-  const rows = await runner.any(compile(sql`
+  return sql`
     select u.*, (extract(epoch from clock_timestamp() - u.occurred_at) * 1000)::float8 as age_ms
       from (${part('svc_events', true)} union all ${part('svc_changes', false)}) u
-     order by u.tenant_seq limit ${sql.value(limit, 'int')}`));
-  const changes = rows.map((row) => toTenantChange(row, withData));
-  const full = changes.length === limit;
-  const end = full ? changes.at(-1)!.tenantSeq! : upTo;
-  const lagMs = changes.length > 0 ? Math.max(0, Number(rows[0].age_ms)) : 0;
-  return { changes, end, full, lagMs };
+     order by u.tenant_seq limit ${sql.value(limit, 'int')}`;
 }
 
 /** The per-tenant position of an event or change: null when unknown, `tenantSeq` null when never stamped. */
