@@ -68,23 +68,40 @@ const MIN_GAP_MS = 20;
 
 /**
  * Creates the cursor row if absent (an existing cursor keeps its position).
- * Tenant mode: a new consumer started 'now' also gets one row per tenant at
- * its current head (svc_feed_tenant_cursors); a tenant without a row is read
- * from its first change.
+ * Tenant mode: a new consumer started 'now', and one that ran in global mode
+ * before (its global cursor moved past the origin) the first time it runs in
+ * tenant mode, also gets one row per tenant at its current head
+ * (svc_feed_tenant_cursors); a tenant without a row is read from its first
+ * change.
  */
 export async function ensureCursor(db: Db, name: string, start: ConsumerStart, mode: FeedCursorMode = 'global'): Promise<void> {
   const created = sql`insert into svc_feed_cursors (name, tx, seq)
-     values (${sql.value(name)}, case when ${sql.value(start === 'origin', 'boolean')} then '0'::xid8 else ${sql.raw(HORIZON_SQL)} end, 0)
+     values (${sql.value(name)}, case when ${sql.value(start === 'origin', 'boolean')} then '0'::xid8 else ${sql.raw(HORIZON_SQL)} end,
+             ${sql.value(mode === 'tenant' ? CREATED_IN_TENANT_MODE : 0, 'bigint')})
      on conflict (name) do nothing`;
-  if (mode === 'global' || start === 'origin') {
+  if (mode === 'global') {
     await db.none(compile(created));
     return;
   }
-  await db.none(compile(sql`with created as (${created} returning name)
+  // Tenant mode: a new consumer started 'now', or one that ran in global mode (it read past the
+  // origin) and has no tenant row yet, starts each tenant at its head: nothing is replayed.
+  await db.none(compile(sql`with created as (${created} returning name),
+    switched as (
+      select f.name from svc_feed_cursors f
+       where f.name = ${sql.value(name)} and f.tx <> '0'::xid8 and f.seq <> ${sql.value(CREATED_IN_TENANT_MODE, 'bigint')}
+         and not exists (select 1 from svc_feed_tenant_cursors c where c.consumer = f.name)),
+    starting as (select name from created where ${sql.value(start === 'now', 'boolean')} union select name from switched)
     insert into svc_feed_tenant_cursors (consumer, tenant_id, position)
-    select c.name, h.tenant_id, h.last_seq from created c cross join svc_tenant_heads h
+    select s.name, h.tenant_id, h.last_seq from starting s cross join svc_tenant_heads h
     on conflict (consumer, tenant_id) do nothing`));
 }
+
+/**
+ * The global cursor's `seq` of a consumer created in tenant mode: its tenant
+ * rows are its whole position (none yet: nothing read). Read as a global
+ * position it equals `(tx, 0)`: no row has a negative seq.
+ */
+const CREATED_IN_TENANT_MODE = -1;
 
 /** Tenant mode: tenants whose head lies beyond the consumer's cursor row there, at most this many per step. */
 const TENANTS_PER_STEP = 100;
