@@ -273,3 +273,27 @@ describe('a position of the other mode', () => {
     await after.stop();
   });
 });
+
+describe('tenant mode under SVC_HISTORY_POLICY=off', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startRecordsService({ env: { SVC_FEED_CURSOR: 'tenant', SVC_HISTORY_POLICY: 'off' } });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('numbers the changes of svc_changes too, gapless, and delivers each once in that order', async () => {
+    const tenant = 'off-1';
+    const seen = collect(service.ctx.services.feed, { streams: ['Counter'], accepts: (c) => c.tenantId === tenant });
+    const clients = await Promise.all([0, 1, 2, 3].map(() => clientFor(service, { role: 'Manager', tenantId: tenant })));
+    await Promise.all(clients.map((gql) => writer(gql, 2)));
+    const rows = await service.ctx.db.any(`select id, tenant_seq from svc_changes where tenant_id = $1 order by tenant_seq`, [tenant]);
+    expect(rows.map((r) => Number(r.tenant_seq))).toEqual(rows.map((_, i) => i + 1));
+    expect(await service.ctx.db.one(`select count(*)::int as n from svc_events where tenant_id = $1 and stream_type = 'Counter'`, [tenant]))
+      .toEqual({ n: 0 });
+    await until(() => seen.changes.length >= rows.length, 'every change');
+    expect(seen.changes.map((c) => c.eventId)).toEqual(rows.map((r) => r.id));
+    seen.subscription.close();
+  });
+});
