@@ -19,6 +19,7 @@
  */
 import { beforeCommit, type Tx } from '../db/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';
+import { TenantScope } from '../tenancy/index.ts';
 
 /** `global`: the (tx, seq) reader of ADR 010 (one node). `tenant`: per-tenant positions (Citus). */
 export type FeedCursorMode = 'global' | 'tenant';
@@ -43,33 +44,44 @@ interface Pending {
 const STAMP_KEY = Symbol('tenant-seq');
 
 /**
- * One statement: the rows of `ids` still unstamped (a savepoint that rolled
- * back left none of its own), counted per tenant; each tenant's head bumped
- * by its count (inserted at the first append), heads locked in tenant order;
- * each row stamped with its place, in append order.
+ * One statement per tenant the transaction appended to, in tenant order (so
+ * two transactions never take two heads in opposite orders), each pinned to
+ * its tenant (a single-shard statement on Citus): the tenant's rows of `ids`
+ * still unstamped (a savepoint that rolled back left none of its own), its
+ * head bumped by their count (inserted at its first append), each row
+ * stamped with its place, in append order.
  */
-function stampSql(pending: Pending): Sql {
+function stampSql(tenant: string, ids: readonly string[]): Sql {
+  const scope = TenantScope.of(tenantOfKey(tenant));
+  const rows = sql`unnest(${sql.value(ids, 'text[]')}) with ordinality as p(id, ord)`;
   return sql`
-    with p as (select * from unnest(${sql.value(pending.ids, 'text[]')}, ${sql.value(pending.tenants, 'text[]')}) with ordinality as p(id, tenant_key, ord)),
-    mine as (
-      select e.seq, p.tenant_key, p.ord, true as event from svc_events e join p on e.id = p.id where e.tenant_seq is null
+    with mine as (
+      select e.seq, p.ord, true as event from svc_events e join ${rows} on e.id = p.id
+       where ${scope.over(sql`e.tenant_id`)} and e.tenant_seq is null
       union all
-      select c.seq, p.tenant_key, p.ord, false from svc_changes c join p on c.id = p.id where c.tenant_seq is null),
-    counts as (select tenant_key, count(*) as n from mine group by tenant_key),
-    heads as (
-      insert into svc_tenant_heads as h (tenant_id, last_seq) select tenant_key, n from counts order by tenant_key
+      select c.seq, p.ord, false from svc_changes c join ${rows} on c.id = p.id
+       where ${scope.over(sql`c.tenant_id`)} and c.tenant_seq is null),
+    head as (
+      insert into svc_tenant_heads as h (tenant_id, last_seq) select ${sql.value(tenant, 'text')}, count(*) from mine having count(*) > 0
       on conflict (tenant_id) do update set last_seq = h.last_seq + excluded.last_seq
-      returning h.tenant_id, h.last_seq),
+      returning h.last_seq),
     numbered as (
-      select m.seq, m.event, h.last_seq - c.n + row_number() over (partition by m.tenant_key order by m.ord) as tenant_seq
-        from mine m join counts c on c.tenant_key = m.tenant_key join heads h on h.tenant_id = m.tenant_key),
-    stamped as (update svc_events e set tenant_seq = n.tenant_seq from numbered n where n.event and e.seq = n.seq)
-    update svc_changes c set tenant_seq = n.tenant_seq from numbered n where not n.event and c.seq = n.seq`;
+      select m.seq, m.event, head.last_seq - (select count(*) from mine) + row_number() over (order by m.ord) as tenant_seq
+        from mine m cross join head),
+    stamped as (update svc_events e set tenant_seq = n.tenant_seq from numbered n
+                 where n.event and e.seq = n.seq and ${scope.over(sql`e.tenant_id`)})
+    update svc_changes c set tenant_seq = n.tenant_seq from numbered n
+     where not n.event and c.seq = n.seq and ${scope.over(sql`c.tenant_id`)}`;
 }
 
 async function stamp(t: Tx, pending: Pending): Promise<void> {
-  if (pending.ids.length === 0) return;
-  await t.none(compile(stampSql(pending)));
+  const byTenant = new Map<string, string[]>();
+  pending.ids.forEach((id, i) => {
+    const ids = byTenant.get(pending.tenants[i]);
+    if (ids) ids.push(id);
+    else byTenant.set(pending.tenants[i], [id]);
+  });
+  for (const tenant of [...byTenant.keys()].sort()) await t.none(compile(stampSql(tenant, byTenant.get(tenant)!)));
 }
 
 /**
