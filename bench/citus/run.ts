@@ -16,10 +16,14 @@
  * default 5, per cell); the table shows each cell's median creates/s and its
  * ratio to `global` in the same column. Tables are emptied before every cell.
  * The database (citus_bench_*) is dropped at the end.
+ *
+ * Then the shipped part (shipped.ts): the runtime's own create in both feed
+ * modes, with the feed lag per mode. BENCH_PART=model|shipped runs one part.
  */
 import pg from 'pg';
 import { ulid } from 'ulid';
 import { admin, databaseUrl } from '../../test/helpers/db.ts';
+import { benchShipped } from './shipped.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -172,4 +176,9 @@ function print(results: Map<string, Cell[]>): void {
   }
 }
 
-await main();
+// BENCH_PART: `model` (the statements above), `shipped` (the runtime itself: shipped.ts), or both (default).
+const part = process.env.BENCH_PART ?? 'both';
+process.stderr.write(`load: ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min) on ${(await import('node:os')).cpus().length} cores\n`);
+if (part !== 'shipped') await main();
+if (part !== 'model') await benchShipped();
+process.stderr.write(`load after: ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);

@@ -124,6 +124,12 @@ export interface Config {
    */
   readonly projections: { readonly sync: 'changed' | 'always'; readonly buildBatch: number };
   readonly history: { readonly policy: HistoryPolicy; readonly retainDays: number };
+  /**
+   * SVC_FEED_CURSOR: the change feed's position (ADR 025 decision 4). `global`: the (tx, seq)
+   * reader (one node); `tenant`: per-tenant positions (Citus). `auto` (default): `tenant` where
+   * the citus extension is installed, else `global`.
+   */
+  readonly feed: { readonly cursor: 'auto' | 'tenant' | 'global' };
   /** Audit log (CONTRACT section 9); retainDays null keeps every entry. */
   readonly audit: { readonly policy: AuditPolicy; readonly retainDays: number | null };
   readonly realtime: {
@@ -295,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
       policy: r.oneOf('SVC_HISTORY_POLICY', ['full', 'retained', 'off'], 'full'),
       retainDays: r.number('SVC_HISTORY_RETAIN_DAYS', 30, 0, 36_500),
     },
+    feed: { cursor: r.oneOf('SVC_FEED_CURSOR', ['auto', 'tenant', 'global'], 'auto') },
     media: readMedia(r),
     audit: {
       policy: r.oneOf('SVC_AUDIT_POLICY', ['full', 'metadata', 'off'], 'full'),

@@ -16,12 +16,14 @@ import { openEmbedded } from './embedded.ts';
 import { shrinkGradually } from './shrink.ts';
 import { isoUtc } from './time.ts';
 import { transactionEnded } from './after-commit.ts';
+import { installBeforeCommit } from './before-commit.ts';
 import { distributedCheck, installedCheck, type DistributedCheck } from './distributed/index.ts';
 import { sameSite } from '../sql/index.ts';
 
 export type { Notifier } from './notify.ts';
 export type { Database, Db, Tx } from './types.ts';
 export { afterCommit } from './after-commit.ts';
+export { beforeCommit } from './before-commit.ts';
 export { isoUtc, isoUtcSql } from './time.ts';
 export { isDatabaseUnavailable, unavailableMessage } from './unavailable.ts';
 export {
@@ -148,10 +150,12 @@ const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
 function createPgp(check: DistributedCheck | null): IMain {
   // noWarnings: tests run several instances on one URL in one process, on purpose.
-  // transact: after-commit hooks (after-commit.ts).
+  // transact: after-commit hooks (after-commit.ts); extend: before-commit hooks (before-commit.ts).
   // query: SVC_DISTRIBUTED_CHECK's hook (distributed/index.ts); a throw refuses the statement.
   const query = check ? (e: { query: unknown; ctx?: ITaskContext }) => check.statement(e.query, e.ctx) : undefined;
-  const pgp = pgPromise({ capSQL: true, noWarnings: true, transact: transactionEnded, ...(query ? { query } : {}) });
+  const pgp = pgPromise({
+    capSQL: true, noWarnings: true, transact: transactionEnded, extend: installBeforeCommit, ...(query ? { query } : {}),
+  });
   // timestamptz and timestamp as ISO 8601 UTC strings in the one response format (time.ts);
   // date as 'YYYY-MM-DD'. Never JS Dates: JSON-safe.
   for (const oid of [1114, 1184]) pgp.pg.types.setTypeParser(oid, isoUtc);

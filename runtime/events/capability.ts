@@ -5,6 +5,8 @@ import { LOCK_KEYS } from '../db/locks.ts';
 import { createEventStore, type EventStore } from './store.ts';
 import { pruneChanges, pruneHistory, sweepIntervalMs } from './history.ts';
 import { RuntimeStreams } from './streams.ts';
+import type { FeedCursorMode } from './tenant-seq.ts';
+import type { Db } from '../db/index.ts';
 
 declare module '../core/capability.ts' {
   interface Services {
@@ -29,7 +31,13 @@ export const events = defineCapability({
   requires: [],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
-    const store = createEventStore(ctx.db, { ...ctx.config.history, models: new Set(ctx.ir.models.map((model) => model.name)) });
+    // The embedded database is one process on one node: the global feed, whatever is configured
+    // (tenant mode there is untested and stalls at start, see ADR 025 decision 4).
+    if (ctx.dbKind === 'embedded' && ctx.config.feed.cursor === 'tenant') {
+      ctx.log.warn('SVC_FEED_CURSOR=tenant is for Citus; the embedded database reads the global feed');
+    }
+    const cursor = ctx.dbKind === 'embedded' ? 'global' : await feedCursorMode(ctx.db, ctx.config.feed.cursor);
+    const store = createEventStore(ctx.db, { ...ctx.config.history, models: new Set(ctx.ir.models.map((model) => model.name)) }, cursor);
     ctx.services.events = store;
     ctx.services.streams = new RuntimeStreams(store);
     const options = store.policy;
@@ -64,3 +72,15 @@ export const events = defineCapability({
     };
   },
 });
+
+/**
+ * The feed position this instance writes and reads (ADR 025 decision 4):
+ * SVC_FEED_CURSOR when it names one, else `tenant` where the citus extension
+ * is installed (no distributed snapshot, no cluster-wide xid order) and
+ * `global` on one node (the (tx, seq) reader, free on the write path).
+ */
+export async function feedCursorMode(db: Db, configured: 'auto' | FeedCursorMode): Promise<FeedCursorMode> {
+  if (configured !== 'auto') return configured;
+  const citus = await db.oneOrNone("select 1 from pg_extension where extname = 'citus'");
+  return citus ? 'tenant' : 'global';
+}

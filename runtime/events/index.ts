@@ -8,3 +8,5 @@ export {
 } from './history.ts';
 export { events } from './capability.ts';
 export { RuntimeStreams, type StreamReader, type MayReadStream } from './streams.ts';
+export { tenantKey, tenantOfKey, tenantKeySql, type FeedCursorMode } from './tenant-seq.ts';
+export { feedCursorMode } from './capability.ts';

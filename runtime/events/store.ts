@@ -14,6 +14,7 @@ import type { Db, Tx } from '../db/index.ts';
 import { FULL_HISTORY, markGaps, type HistoryOptions } from './history.ts';
 import { TenantScope, tenantKey, tenantOf, type ReadScope } from '../tenancy/index.ts';
 import { compile, sql, type Sql, type SqlValue } from '../sql/index.ts';
+import { nextTenantSeqSql, stampLater, type FeedCursorMode } from './tenant-seq.ts';
 
 export interface NewEvent {
   /** Model name, or `Job` for job transitions. */
@@ -43,6 +44,8 @@ export interface StoredEvent {
 export interface EventStore {
   /** The history policy in force; `keeps(streamType)` is false when events of that stream are not written. */
   readonly policy: HistoryOptions;
+  /** The feed position appends write: `tenant` also stamps per-tenant positions (ADR 025 decision 4). */
+  readonly cursor: FeedCursorMode;
   keeps(streamType: string): boolean;
   /**
    * Appends in `t`. Under history `off` a model event is not written
@@ -116,17 +119,26 @@ export type CreatedEvent = Omit<NewEvent, 'data'> & { readonly data?: unknown };
 
 const MAX_ROWS_PER_INSERT = 1000; // 10 params a row stays far below Postgres' 65,535
 
-export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY): EventStore {
+export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY, cursor: FeedCursorMode = 'global'): EventStore {
   const keeps = (streamType: string) => policy.policy !== 'off' || !policy.models.has(streamType);
   const wakers = new Set<() => void>();
+  // Tenant mode (tenant-seq.ts): a transaction's appends are stamped by its last statement; an
+  // appending statement of its own (firstEvent, appendFrom) stamps its rows itself.
+  const tenantMode = cursor === 'tenant';
+  const stamped = (t: Tx, events: ReadonlyArray<{ eventId: string; tenantId: string | null }>) =>
+    (tenantMode ? stampLater(t, events.map((e) => e.eventId), events.map((e) => e.tenantId)) : undefined);
+  const seqColumn = tenantMode ? sql`, tenant_seq` : sql.empty;
+  const seqValue = (tenantId: Sql | SqlValue) => (tenantMode ? sql`, ${nextTenantSeqSql(sql`${tenantId}`)}` : sql.empty);
   const store: EventStore = {
     policy,
+    cursor,
     keeps,
     async append(t, event) {
       const eventId = event.eventId ?? newId();
       if (!keeps(event.streamType)) {
         await markGaps(t, [event.streamType], 'policy off');
         await recordChanges(t, [{ ...event, eventId }]);
+        await stamped(t, [{ eventId, tenantId: event.tenantId }]);
         return { eventId, version: 0 };
       }
       const [streamType, streamId] = [sql.value(event.streamType, 'text'), sql.value(event.streamId, 'text')];
@@ -138,29 +150,33 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
           from svc_events
          where stream_type = ${streamType} and stream_id = ${streamId} and ${TenantScope.of(event.tenantId).predicate(null)}
         returning version`));
+      await stamped(t, [{ eventId, tenantId: event.tenantId }]);
       return { eventId, version: row.version };
     },
     firstEvent(event, from) {
       if (!keeps(event.streamType)) return null;
       const data = event.data === undefined ? sql`to_jsonb(${from})` : sql.value(toJson(event.data), 'jsonb');
-      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id${seqColumn})
         select ${sql.value(event.eventId, 'text')}, ${sql.value(event.streamType, 'text')}, ${sql.value(event.streamId, 'text')}, 1,
                ${sql.value(event.eventType, 'text')}, ${data}, ${sql.value(event.actorId, 'text')},
-               ${sql.value(tenantKey(event.tenantId), 'text')} from ${from}`;
+               ${sql.value(tenantKey(event.tenantId), 'text')}${seqValue(sql.value(tenantKey(event.tenantId), 'text'))} from ${from}`;
     },
     appendFrom(streamType, from, c) {
       if (!keeps(streamType)) return null;
       // The tenant may come from a nullable column (a job's): the global scope is stored as ''.
       const tenant = sql`coalesce(${c.tenantId}, '')`;
-      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
+      // Tenant mode: heads are bumped in tenant order (the positions are evaluated after the sort),
+      // so two statements appending for several tenants cannot deadlock on them.
+      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id${seqColumn})
         select ${c.id}, ${c.streamType}, ${c.streamId},
                coalesce((select max(e.version) from svc_events e
                           where e.stream_type = ${c.streamType} and e.stream_id = ${c.streamId}
                             and e.tenant_id = ${tenant}), 0) + 1,
-               ${c.eventType}, ${c.data}, ${c.actorId}, ${tenant}
-          from ${from}`;
+               ${c.eventType}, ${c.data}, ${c.actorId}, ${tenant}${seqValue(tenant)}
+          from ${from}${tenantMode ? sql` order by ${tenant}` : sql.empty}`;
     },
-    async appendMany(t, all) {
+    async appendMany(t, given) {
+      const all = tenantMode ? given.map((event) => (event.eventId ? event : { ...event, eventId: newId() })) : given;
       const dropped = all.filter((event) => !keeps(event.streamType));
       if (dropped.length > 0) {
         await markGaps(t, dropped.map((event) => event.streamType), 'policy off');
@@ -180,6 +196,7 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY):
                  v.et, v.data, v.actor, v.tenant_id
             from (values ${sql.join(tuples, ', ')}) as v(id, st, sid, et, data, actor, tenant_id)`));
       }
+      if (tenantMode) await stamped(t, all.map((event) => ({ eventId: event.eventId!, tenantId: event.tenantId })));
     },
     async history(streamType, streamId, scope) {
       const rows = await db.manyOrNone(compile(sql`

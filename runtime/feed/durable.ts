@@ -20,6 +20,8 @@ import { prepare } from '../sql/prepare.ts';
 import { compile, sql } from '../sql/index.ts';
 import type { Logger } from '../log/index.ts';
 import { filterOf, HORIZON_SQL, readPage, type FeedChange, type FeedFilter, type FeedPosition } from './read.ts';
+import { readTenantPage } from './tenant.ts';
+import type { FeedCursorMode } from '../events/index.ts';
 
 export interface DurableConsumer {
   /** Unique and stable: it names the cursor row. */
@@ -64,12 +66,82 @@ const BUSY_RETRY_MS = 250;
  */
 const MIN_GAP_MS = 20;
 
-/** Creates the cursor row if absent (an existing cursor keeps its position). */
-export async function ensureCursor(db: Db, name: string, start: ConsumerStart): Promise<void> {
-  await db.none(compile(sql`
-    insert into svc_feed_cursors (name, tx, seq)
-     values (${sql.value(name)}, case when ${sql.value(start === 'origin', 'boolean')} then '0'::xid8 else ${sql.raw(HORIZON_SQL)} end, 0)
-     on conflict (name) do nothing`));
+/**
+ * Creates the cursor row if absent (an existing cursor keeps its position).
+ * Tenant mode: a new consumer started 'now', and one that ran in global mode
+ * before (its global cursor moved past the origin) the first time it runs in
+ * tenant mode, also gets one row per tenant at its current head
+ * (svc_feed_tenant_cursors); a tenant without a row is read from its first
+ * change.
+ */
+export async function ensureCursor(db: Db, name: string, start: ConsumerStart, mode: FeedCursorMode = 'global'): Promise<void> {
+  const created = sql`insert into svc_feed_cursors (name, tx, seq)
+     values (${sql.value(name)}, case when ${sql.value(start === 'origin', 'boolean')} then '0'::xid8 else ${sql.raw(HORIZON_SQL)} end,
+             ${sql.value(mode === 'tenant' ? CREATED_IN_TENANT_MODE : 0, 'bigint')})
+     on conflict (name) do nothing`;
+  if (mode === 'global') {
+    await db.none(compile(created));
+    return;
+  }
+  // Tenant mode: a new consumer started 'now', or one that ran in global mode (it read past the
+  // origin) and has no tenant row yet, starts each tenant at its head: nothing is replayed.
+  await db.none(compile(sql`with created as (${created} returning name),
+    switched as (
+      select f.name from svc_feed_cursors f
+       where f.name = ${sql.value(name)} and f.tx <> '0'::xid8 and f.seq <> ${sql.value(CREATED_IN_TENANT_MODE, 'bigint')}
+         and not exists (select 1 from svc_feed_tenant_cursors c where c.consumer = f.name)),
+    starting as (select name from created where ${sql.value(start === 'now', 'boolean')} union select name from switched)
+    insert into svc_feed_tenant_cursors (consumer, tenant_id, position)
+    select s.name, h.tenant_id, h.last_seq from starting s cross join svc_tenant_heads h
+    on conflict (consumer, tenant_id) do nothing`));
+}
+
+/**
+ * The global cursor's `seq` of a consumer created in tenant mode: its tenant
+ * rows are its whole position (none yet: nothing read). Read as a global
+ * position it equals `(tx, 0)`: no row has a negative seq.
+ */
+const CREATED_IN_TENANT_MODE = -1;
+
+/** Tenant mode: tenants whose head lies beyond the consumer's cursor row there, at most this many per step. */
+const TENANTS_PER_STEP = 100;
+
+/**
+ * Tenant mode's step: in the consumer's transaction (its lock taken as in
+ * global mode), the heads beyond its per-tenant cursor rows, a page of each
+ * (up to the batch size in all), one handler call, the rows advanced.
+ */
+async function tenantStep(t: Tx, consumer: DurableConsumer, filter: FeedFilter | null): Promise<Step> {
+  const behind = await t.any<{ tenant_id: string; last_seq: string; position: string }>(compile(sql`
+    select h.tenant_id, h.last_seq, coalesce(c.position, 0) as position
+      from svc_tenant_heads h
+      left join svc_feed_tenant_cursors c on c.consumer = ${sql.value(consumer.name, 'text')} and c.tenant_id = h.tenant_id
+     where h.last_seq > coalesce(c.position, 0)
+     order by h.tenant_id limit ${sql.value(TENANTS_PER_STEP + 1, 'int')}`));
+  const limit = consumer.batchSize ?? 500;
+  const changes: FeedChange[] = [];
+  const moved: Array<[string, number]> = [];
+  let more = behind.length > TENANTS_PER_STEP;
+  for (const row of behind.slice(0, TENANTS_PER_STEP)) {
+    if (changes.length >= limit) {
+      more = true;
+      break;
+    }
+    const page = await readTenantPage(t, row.tenant_id, Number(row.position), Number(row.last_seq),
+      limit - changes.length, consumer.withData ?? false, filter);
+    changes.push(...page.changes);
+    moved.push([row.tenant_id, page.end]);
+    if (page.full && page.end < Number(row.last_seq)) more = true;
+  }
+  if (changes.length > 0) await consumer.handle(changes, t);
+  if (moved.length > 0) {
+    await t.none(compile(sql`
+      insert into svc_feed_tenant_cursors (consumer, tenant_id, position)
+      select ${sql.value(consumer.name, 'text')}, m.tenant_id, m.position
+        from unnest(${sql.value(moved.map(([tenant]) => tenant), 'text[]')}, ${sql.value(moved.map(([, seq]) => seq), 'bigint[]')}) as m(tenant_id, position)
+      on conflict (consumer, tenant_id) do update set position = excluded.position, updated_at = now()`));
+  }
+  return { handled: changes.length, more };
 }
 
 interface Step {
@@ -85,11 +157,12 @@ const ADVANCE_CURSOR = prepare<{ name: string; tx: string; seq: number }>((arg) 
   update svc_feed_cursors set tx = ${arg('tx')}::xid8, seq = ${arg('seq')}, updated_at = now() where name = ${arg('name')}`);
 
 /** One transaction: lock the consumer, read a page after its cursor, handle it, advance. 'busy' when another instance holds it. */
-async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null, prepared: boolean): Promise<Step | 'busy'> {
+async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null, prepared: boolean, mode: FeedCursorMode): Promise<Step | 'busy'> {
   return db.tx(`svc-feed-${consumer.name}`, async (t) => {
     const cursor = await t.oneOrNone<{ tx: string; seq: string }>(
       fixed(prepared, 'svc_feed_cursor_lock', LOCK_CURSOR.text, LOCK_CURSOR.values({ name: consumer.name })));
     if (!cursor) return 'busy';
+    if (mode === 'tenant') return tenantStep(t, consumer, filter);
     const from: FeedPosition = { tx: cursor.tx, seq: Number(cursor.seq) };
     const limit = consumer.batchSize ?? 500;
     // The page holds only what the consumer declared (the filter is in the statement).
@@ -109,7 +182,9 @@ async function step(db: Db, consumer: DurableConsumer, filter: FeedFilter | null
  * each page it read), until stopped. Runs are serialised on this instance;
  * its statements are prepared when `prepared`.
  */
-export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger, prepared = false): ConsumerHandle & { wake(): void } {
+export function runConsumer(
+  db: Db, consumer: DurableConsumer, log: Logger, prepared = false, mode: FeedCursorMode = 'global',
+): ConsumerHandle & { wake(): void } {
   const filter = filterOf([consumer]);
   let running: Promise<void> | null = null;
   let again = false;
@@ -123,7 +198,7 @@ export function runConsumer(db: Db, consumer: DurableConsumer, log: Logger, prep
   const runAll = async (): Promise<'busy' | 'done'> => {
     for (;;) {
       again = false;
-      const result = await step(db, consumer, filter, prepared);
+      const result = await step(db, consumer, filter, prepared, mode);
       if (result === 'busy') return 'busy';
       if (result.handled > 0) {
         stats.handled += result.handled;

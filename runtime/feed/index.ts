@@ -17,13 +17,17 @@ import { preparesStatements, type Db } from '../db/index.ts';
 import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { ensureCursor, runConsumer, type ConsumerHandle, type ConsumerStart, type DurableConsumer } from './durable.ts';
 import { compare, filterOf, positionOf, readPage, type FeedPosition } from './read.ts';
-import { FeedReader, type FeedStats } from './reader.ts';
+import { FeedPositionError, FeedReader, type FeedStats } from './reader.ts';
+import { decodePosition, headOf, readTenantPage, tenantPositionOf, type TenantPosition } from './tenant.ts';
+import { tenantKey, tenantOfKey, type FeedCursorMode } from '../events/index.ts';
 import type { FeedSubscription, SubscribeOptions, Subscriber } from './subscription.ts';
 
 export { FeedOverflowError, type FeedSubscription, type SubscribeOptions } from './subscription.ts';
 export { compare as comparePositions, ORIGIN, type FeedChange, type FeedPosition, type Interest } from './read.ts';
 export type { DurableConsumer, ConsumerHandle, ConsumerStats, ConsumerStart } from './durable.ts';
 export type { FeedStats } from './reader.ts';
+export { FeedPositionError } from './reader.ts';
+export { encodePosition, decodePosition, type TenantPosition } from './tenant.ts';
 
 export interface ChangeFeed {
   /** Where this instance's reader stands: every change at or before it was delivered. */
@@ -31,8 +35,14 @@ export interface ChangeFeed {
   subscribe(options?: SubscribeOptions): FeedSubscription;
   /** Starts a durable consumer (its cursor is created at `start` if absent, default 'now'). */
   consume(consumer: DurableConsumer, options?: { start?: ConsumerStart }): Promise<ConsumerHandle>;
-  /** The feed position of an event and its tenant; null for an unknown id. */
-  positionOf(eventId: string): Promise<{ position: FeedPosition; tenantId: string | null } | null>;
+  /** `global`: positions are (tx, seq); `tenant`: (tenant, tenant_seq) (ADR 025 decision 4). */
+  readonly mode: FeedCursorMode;
+  /**
+   * The feed position of an event in this feed's mode, and its tenant; null for an unknown id.
+   * Also takes an encoded position (`encodePosition`). A position of the other mode (an event never
+   * stamped in tenant mode, an encoded position of the other mode) throws FeedPositionError.
+   */
+  positionOf(eventId: string): Promise<{ position: FeedPosition | TenantPosition; tenantId: string | null } | null>;
   poke(): void;
   stats(): FeedStats;
 }
@@ -56,6 +66,7 @@ export const feed = defineCapability({
     const prepared = preparesStatements(ctx);
     const reader = new FeedReader({
       db: pool?.db ?? ctx.db, notifier: ctx.dbKind === 'server' ? ctx.notifier : null, instanceId: newId(), log: ctx.log, prepared,
+      mode: ctx.services.events.cursor,
     });
     await reader.start();
     const unpoke = ctx.services.events.onCommitted(() => reader.poke());
@@ -86,15 +97,18 @@ function readerPool(ctx: ServiceContext<never>): { db: Db; end(): Promise<void> 
 }
 
 function createFeedService(ctx: ServiceContext<never>, reader: FeedReader, consumers: Set<ConsumerHandle>, prepared: boolean): ChangeFeed {
-  const catchUp = (s: Subscriber) => void replay(ctx, reader, s, prepared).catch((err: Error) => s.fail(err));
+  const mode = reader.mode;
+  const catchUp = (s: Subscriber) => void (mode === 'tenant' ? replayTenant(ctx, reader, s) : replay(ctx, reader, s, prepared))
+    .catch((err: Error) => s.fail(err));
   return {
+    mode,
     get head() {
       return reader.head;
     },
     subscribe: (options = {}) => reader.subscribe(options, catchUp),
     async consume(consumer, options = {}) {
-      await ensureCursor(ctx.db, consumer.name, options.start ?? 'now');
-      const handle = runConsumer(ctx.db, consumer, ctx.log, prepared);
+      await ensureCursor(ctx.db, consumer.name, options.start ?? 'now', mode);
+      const handle = runConsumer(ctx.db, consumer, ctx.log, prepared, mode);
       const unlisten = reader.onBatch(() => handle.wake(), { streams: consumer.streams, eventTypes: consumer.eventTypes });
       const owned: ConsumerHandle = {
         drain: () => handle.drain(),
@@ -109,7 +123,18 @@ function createFeedService(ctx: ServiceContext<never>, reader: FeedReader, consu
       handle.wake(); // catch up with what was committed while no instance ran it
       return owned;
     },
-    positionOf: (eventId) => positionOf(ctx.db, eventId),
+    async positionOf(eventId) {
+      const encoded = decodePosition(eventId);
+      if (encoded) {
+        if (('tenant' in encoded) !== (mode === 'tenant')) throw new FeedPositionError(mode);
+        return { position: encoded, tenantId: 'tenant' in encoded ? tenantOfKey(encoded.tenant) : null };
+      }
+      if (mode === 'global') return positionOf(ctx.db, eventId);
+      const found = await tenantPositionOf(ctx.db, eventId);
+      if (!found) return null;
+      if (found.tenantSeq === null) throw new FeedPositionError(mode);
+      return { position: { tenant: tenantKey(found.tenantId), seq: found.tenantSeq }, tenantId: found.tenantId };
+    },
     poke: () => reader.poke(),
     stats: () => reader.stats(),
   };
@@ -126,6 +151,32 @@ async function replay(ctx: ServiceContext<never>, reader: FeedReader, s: Subscri
     // No await between this test and the switch: the reader cannot deliver in between.
     if (page.changes.length < CATCH_UP_PAGE && compare(reader.head, s.cursor) <= 0) {
       s.live = true;
+      return;
+    }
+  }
+}
+
+/**
+ * Tenant mode: replays the subscriber's tenant from its position until it
+ * reaches the reader's place there, then lets that tenant's live batches in
+ * (the other tenants were live from the start).
+ */
+async function replayTenant(ctx: ServiceContext<never>, reader: FeedReader, s: Subscriber): Promise<void> {
+  const tenant = s.catchingUp;
+  if (tenant === null) return;
+  const filter = filterOf([s.interest]);
+  for (;;) {
+    await s.room();
+    if (s.closed) return;
+    const after = s.tenantCursor?.get(tenant) ?? 0;
+    const top = await headOf(ctx.db, tenant);
+    const page = await readTenantPage(ctx.db, tenant, after, Math.max(top, after), CATCH_UP_PAGE, false, filter);
+    s.offer(page.changes, reader.head);
+    s.advanceTenant(tenant, page.end);
+    if (s.closed) return;
+    // No await between this test and the switch: the reader cannot deliver in between.
+    if (!page.full && reader.tenantHeadOf(tenant) <= (s.tenantCursor?.get(tenant) ?? 0)) {
+      s.catchingUp = null;
       return;
     }
   }

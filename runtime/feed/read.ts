@@ -20,6 +20,8 @@ export const ORIGIN: FeedPosition = { tx: '0', seq: 0 };
 
 export interface FeedChange {
   readonly position: FeedPosition;
+  /** Tenant mode (ADR 025 decision 4): the change's place in its tenant's feed. */
+  readonly tenantSeq?: number;
   readonly eventId: string;
   readonly eventType: string;
   /** The stream type: a model name, or `Job`. */

@@ -21,6 +21,8 @@ import type { Db, Notifier } from '../db/index.ts';
 import type { Logger } from '../log/index.ts';
 import { covers, currentPosition, filterOf, readPage, wants, type FeedChange, type FeedFilter, type FeedPosition, type Interest } from './read.ts';
 import { Subscriber, type SubscribeOptions } from './subscription.ts';
+import { allHeads, headsBeyond, readTenantPages, type TenantPosition } from './tenant.ts';
+import type { FeedCursorMode } from '../events/index.ts';
 
 export const HINT_CHANNEL = 'svc_feed';
 const PAGE = 1000;
@@ -33,6 +35,8 @@ const HELLO = 'hello:';
 const ACTIVE_POLL_MS = 50;
 const IDLE_POLL_MS = 500;
 const MAX_RETRY_MS = 2000;
+/** Tenant mode: first pages of this many tenants per round trip. */
+const TENANTS_PER_TRIP = 100;
 
 export type BatchListener = (changes: readonly FeedChange[], end: FeedPosition) => void;
 
@@ -59,10 +63,14 @@ export interface ReaderOptions {
   readonly log: Logger;
   /** Read with a prepared statement (a server without a transaction pooler). */
   readonly prepared?: boolean;
+  /** `tenant`: read per tenant by `tenant_seq` (ADR 025 decision 4); default `global`, by (tx, seq). */
+  readonly mode?: FeedCursorMode;
 }
 
 export class FeedReader {
   private head_: FeedPosition = { tx: '0', seq: 0 };
+  /** Tenant mode: where the reader stands in each tenant (absent: 0, a tenant that had no change when it started). */
+  private readonly tenantHead = new Map<string, number>();
   private readonly subscribers = new Set<Subscriber>();
   private readonly listeners = new Map<BatchListener, Interest>();
   private filter_: FeedFilter | null | undefined;
@@ -88,6 +96,15 @@ export class FeedReader {
     return this.head_;
   }
 
+  get mode(): FeedCursorMode {
+    return this.options.mode ?? 'global';
+  }
+
+  /** Tenant mode: every change of `tenant` at or before this position was delivered. */
+  tenantHeadOf(tenant: string): number {
+    return this.tenantHead.get(tenant) ?? 0;
+  }
+
   async start(): Promise<void> {
     const { notifier, instanceId } = this.options;
     let started = false;
@@ -101,7 +118,8 @@ export class FeedReader {
       if (!hello && started) this.wake();
     }).then((unlisten) => ({ unlisten }), (error: unknown) => ({ error }));
     try {
-      this.head_ = await currentPosition(this.options.db);
+      if (this.mode === 'tenant') for (const [tenant, seq] of await allHeads(this.options.db)) this.tenantHead.set(tenant, seq);
+      else this.head_ = await currentPosition(this.options.db);
     } catch (error) {
       const listened = await listening;
       if (listened && 'unlisten' in listened) await listened.unlisten();
@@ -129,14 +147,27 @@ export class FeedReader {
 
   subscribe(options: SubscribeOptions, catchUp: (s: Subscriber) => void): Subscriber {
     const interest: Interest = { streams: options.streams, eventTypes: options.eventTypes };
-    const subscriber = new Subscriber(options.from ?? this.head_, options.accepts ?? (() => true),
+    const from = options.from;
+    const tenantFrom = from && 'tenant' in from ? from : null;
+    if (from && (tenantFrom !== null) !== (this.mode === 'tenant')) {
+      throw new FeedPositionError(this.mode);
+    }
+    const subscriber = new Subscriber(tenantFrom || !from ? this.head_ : from as FeedPosition, options.accepts ?? (() => true),
       options.maxQueued ?? 1000, (s) => {
         this.subscribers.delete(s);
         this.filter_ = undefined;
       }, interest);
+    if (this.mode === 'tenant') {
+      // Live at once for every tenant; the one its position names catches up first (index.ts).
+      subscriber.tenantCursor = new Map(tenantFrom ? [[tenantFrom.tenant, tenantFrom.seq]] : []);
+      subscriber.catchingUp = tenantFrom?.tenant ?? null;
+    }
     this.subscribers.add(subscriber);
     this.filter_ = undefined;
-    if (options.from) catchUp(subscriber);
+    if (this.mode === 'tenant') {
+      subscriber.live = true;
+      if (tenantFrom) catchUp(subscriber);
+    } else if (from) catchUp(subscriber);
     else subscriber.live = true;
     return subscriber;
   }
@@ -207,7 +238,8 @@ export class FeedReader {
     this.again = false;
     try {
       let found = 0;
-      for (;;) {
+      if (this.mode === 'tenant') found = await this.readTenants();
+      else for (;;) {
         const started = performance.now();
         const used = this.filter();
         const page = await readPage(this.options.db, this.head_, PAGE, false, used, this.options.prepared);
@@ -231,6 +263,39 @@ export class FeedReader {
     }
   }
 
+  /**
+   * Tenant mode: every tenant whose head moved beyond the reader's position
+   * there, page by page; the first pages of up to TENANTS_PER_TRIP tenants in
+   * one round trip (embedded: one statement at a time).
+   */
+  private async readTenants(): Promise<number> {
+    let heads = [...(await headsBeyond(this.options.db, this.tenantHead))];
+    let found = 0;
+    const perTrip = this.options.notifier ? TENANTS_PER_TRIP : 1;
+    while (heads.length > 0 && !this.stopped) {
+      const batch = heads.slice(0, perTrip);
+      const started = performance.now();
+      const used = this.filter();
+      const pages = await readTenantPages(this.options.db,
+        batch.map(([tenant, upTo]) => ({ tenant, after: this.tenantHeadOf(tenant), upTo })), PAGE, false, used);
+      this.stats_.reads += 1;
+      this.stats_.readMs += performance.now() - started;
+      if (!covers(used, this.filter())) continue; // someone joined wider meanwhile: the same pages again
+      heads = heads.slice(batch.length);
+      const more: Array<[string, number]> = [];
+      for (const [i, page] of pages.entries()) {
+        const [tenant, upTo] = batch[i];
+        this.tenantHead.set(tenant, page.end);
+        if (page.changes.length > 0) this.deliver(page.changes, this.head_, page.lagMs);
+        found += page.changes.length;
+        if (page.full) more.push([tenant, upTo]);
+      }
+      heads.push(...more);
+    }
+    if (found === 0) this.deliver([], this.head_, 0);
+    return found;
+  }
+
   private deliver(changes: readonly FeedChange[], end: FeedPosition, lagMs: number): void {
     this.head_ = end;
     if (changes.length === 0) {
@@ -241,7 +306,7 @@ export class FeedReader {
     this.stats_.delivered += changes.length;
     this.stats_.lastLagMs = lagMs;
     this.stats_.maxLagMs = Math.max(this.stats_.maxLagMs, lagMs);
-    for (const s of this.subscribers) if (s.live) s.offer(changes, end);
+    for (const s of this.subscribers) if (s.live) s.offer(changes, end, true);
     for (const [listener, interest] of this.listeners) {
       if (interest.streams && !changes.some((change) => wants(interest, change))) continue;
       try {
@@ -274,3 +339,15 @@ export class FeedReader {
       });
   }
 }
+
+/** A position of the other feed mode (ADR 025 decision 4): it cannot be translated. */
+export class FeedPositionError extends Error {
+  constructor(readonly mode: FeedCursorMode) {
+    super(mode === 'tenant'
+      ? 'position from before the per-tenant feed: subscribe without `after` and reload'
+      : 'a per-tenant feed position, but this deployment reads the global feed (SVC_FEED_CURSOR=global): subscribe without `after` and reload');
+    this.name = 'FeedPositionError';
+  }
+}
+
+export type { TenantPosition };

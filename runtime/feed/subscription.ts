@@ -7,6 +7,8 @@
  * FeedOverflowError after what it already queued: never silently skipped.
  */
 import { compare, later, type FeedChange, type FeedPosition, type Interest } from './read.ts';
+import type { TenantPosition } from './tenant.ts';
+import { tenantKey } from '../events/index.ts';
 
 export class FeedOverflowError extends Error {
   constructor(
@@ -25,8 +27,12 @@ export interface FeedSubscription extends AsyncIterableIterator<FeedChange> {
 }
 
 export interface SubscribeOptions extends Interest {
-  /** Start after this position (replay, then live); live from the reader's head when absent. */
-  readonly from?: FeedPosition;
+  /**
+   * Start after this position (replay, then live); live from the reader's head when absent. In
+   * tenant mode a `(tenant, seq)` position: that tenant is replayed, the others are live at once.
+   * A position of the other mode throws FeedPositionError.
+   */
+  readonly from?: FeedPosition | TenantPosition;
   /**
    * Which changes this subscriber wants (tenant, model, access), among the
    * `streams` (and `eventTypes`) it declared: declare them whenever you can,
@@ -40,6 +46,10 @@ export interface SubscribeOptions extends Interest {
 export class Subscriber implements FeedSubscription {
   /** 'catchup' until the subscriber reached the reader's head; then it takes live batches. */
   live = false;
+  /** Tenant mode: where the subscriber stands in each tenant it received from (others: nothing yet). */
+  tenantCursor: Map<string, number> | null = null;
+  /** Tenant mode: the tenant it replays; live batches of that tenant wait for the replay (index.ts). */
+  catchingUp: string | null = null;
   private readonly queue: FeedChange[] = [];
   private waiting: { resolve: (r: IteratorResult<FeedChange>) => void; reject: (e: unknown) => void } | null = null;
   private failure: Error | null = null;
@@ -62,7 +72,11 @@ export class Subscriber implements FeedSubscription {
   }
 
   /** Offers changes in order, then moves the cursor to `end`; drops what is at or before the cursor. */
-  offer(changes: readonly FeedChange[], end: FeedPosition): void {
+  offer(changes: readonly FeedChange[], end: FeedPosition, fromLive = false): void {
+    if (this.tenantCursor) {
+      this.offerTenant(this.tenantCursor, changes, fromLive);
+      return;
+    }
     for (const change of changes) {
       if (this.closed) return;
       if (compare(change.position, this.cursor) <= 0) continue;
@@ -70,6 +84,25 @@ export class Subscriber implements FeedSubscription {
       if (this.accepts(change)) this.push(change);
     }
     if (!this.closed) this.cursor = later(this.cursor, end);
+  }
+
+  /** Tenant mode: per tenant, drops what is at or before the subscriber's place there. */
+  private offerTenant(cursor: Map<string, number>, changes: readonly FeedChange[], fromLive: boolean): void {
+    for (const change of changes) {
+      if (this.closed) return;
+      const tenant = tenantKey(change.tenantId);
+      if (fromLive && tenant === this.catchingUp) continue;
+      const at = cursor.get(tenant);
+      if (at !== undefined && change.tenantSeq! <= at) continue;
+      cursor.set(tenant, change.tenantSeq!);
+      if (this.accepts(change)) this.push(change);
+    }
+  }
+
+  /** Tenant mode: the replay read everything of `tenant` up to `seq`. */
+  advanceTenant(tenant: string, seq: number): void {
+    if (!this.tenantCursor || this.closed) return;
+    this.tenantCursor.set(tenant, Math.max(this.tenantCursor.get(tenant) ?? 0, seq));
   }
 
   fail(error: Error): void {

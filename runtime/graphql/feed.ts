@@ -7,7 +7,7 @@
  * one error and the subscription completes: it resubscribes with `after`.
  */
 import type { AccessTable, SchemaIR } from '../ir/types.ts';
-import { FeedOverflowError, type ChangeFeed, type FeedChange } from '../feed/index.ts';
+import { FeedOverflowError, FeedPositionError, type ChangeFeed, type FeedChange } from '../feed/index.ts';
 import { allows, ruleOf, RecordError, type Caller } from '../records/index.ts';
 
 /**
@@ -53,7 +53,14 @@ export function createModelChanges(feed: ChangeFeed, ir: SchemaIR, access: Acces
         (model === null ? models.has(c.modelName) : c.modelName === model) && readable(caller, c.modelName);
       let from;
       if (after !== null) {
-        const seen = await feed.positionOf(after);
+        let seen;
+        try {
+          seen = await feed.positionOf(after);
+        } catch (error) {
+          // A position of the other feed mode (ADR 025 decision 4): it cannot be translated.
+          if (error instanceof FeedPositionError) throw new RecordError('VALIDATION_ERROR', error.message, 'after');
+          throw error;
+        }
         // An event of another scope is answered like an unknown one: no oracle across tenants.
         if (!seen || !scope.contains(seen.tenantId)) {
           throw new RecordError('VALIDATION_ERROR', 'after is not a change this subscription can resume from', 'after');

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { comparePositions, FeedOverflowError, type FeedChange } from '../../runtime/feed/index.ts';
+import { comparePositions, FeedOverflowError, type FeedChange, type FeedPosition } from '../../runtime/feed/index.ts';
 import { ADMIN_URL } from '../helpers/db.ts';
 import type { TestService } from '../helpers/service.ts';
 import { clientFor, create, startRecordsService } from '../records/helpers.ts';
@@ -214,7 +214,7 @@ describe('change feed', () => {
     let last = '';
     for (let i = 0; i < 8; i++) last = await insertEvent(admin, 'Counter');
     feed.poke();
-    const { position } = (await feed.positionOf(last))!;
+    const position = (await feed.positionOf(last))!.position as FeedPosition; // global mode
     await until(() => comparePositions(feed.head, position) >= 0, 'the reader to pass the last change');
     const got: FeedChange[] = [];
     let failure: unknown = null;

@@ -107,6 +107,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     // argon2id at the OWASP cost takes ~50 ms of CPU a hash: too slow for a suite on 2 cores.
     SVC_ARGON2_MEMORY_KIB: '1024',
     SVC_ARGON2_TIME_COST: '1',
+    // The whole suite can run on the per-tenant feed cursor (ADR 025 decision 4): SVC_FEED_CURSOR=tenant.
+    ...(process.env.SVC_FEED_CURSOR ? { SVC_FEED_CURSOR: process.env.SVC_FEED_CURSOR } : {}),
     ...options.env,
   };
   const log = options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
