@@ -86,19 +86,19 @@ export function emitCitusMigration(input: CitusInput): CitusMigration | null {
       ...models.map(projectionTable)));
   }
   for (const table of reference) {
-    steps.push(online(`reference table ${table} (a copy on every node)`, guarded(table, `create_reference_table(${regclass(table)})`)));
+    steps.push(online(`reference table ${table}, a copy on every node (its writes wait while Citus copies its rows)`, guarded(table, `create_reference_table(${regclass(table)})`)));
   }
   for (const table of distributed) {
     const colocate = table === ANCHOR ? 'none' : ANCHOR;
     const what = table === ANCHOR ? 'the co-location anchor' : `co-located with ${ANCHOR}`;
-    steps.push(online(`distribute ${table} by ${DISTRIBUTION_COLUMN}, ${what}`,
+    steps.push(online(`distribute ${table} by ${DISTRIBUTION_COLUMN}, ${what} (its writes wait while Citus copies its rows)`,
       guarded(table, `create_distributed_table(${regclass(table)}, '${DISTRIBUTION_COLUMN}', colocate_with => '${colocate}')`)));
   }
   const runtime = whole ? RUNTIME_DISTRIBUTED_TABLES.join(', ') : null;
   const summary = [
     ...(reference.length > 0 ? [`reference tables: ${reference.join(', ')}`] : []),
     ...(runtime ? [`distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${runtime}`] : []),
-    ...(models.length > 0 ? [`distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${models.map((m) => m.table).join(', ')} and their projections`] : []),
+    ...(models.length > 0 ? [`distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${models.map((m) => m.table).join(', ')} and ${models.length === 1 ? 'its projection' : 'their projections'}`] : []),
   ];
   const title = whole ? 'distribute the tables for Citus (--target citus)' : `distribute ${models.map((m) => m.name).join(', ')} for Citus (--target citus)`;
   const number = String(input.sequence).padStart(4, '0');
