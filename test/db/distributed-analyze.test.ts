@@ -90,6 +90,8 @@ describe('waivers (ADR 025: what waits for the layout or the feed cursor)', () =
       gone as (delete from svc_changes c using doomed d where c.seq = d.seq returning 1) select count(*)::int as n from gone`;
     expect(waiverOf(unpinned('svc_changes'), prune)).toMatch(/every shard/);
     expect(waiverOf(unpinned('svc_changes'), 'delete from svc_changes where id = $1')).toBeNull();
+    expect(waiverOf(unpinned('deal'), 'select count(*)::int as n from (select 1 from "deal" limit $1::int) x')).toMatch(/diagnostics report/);
+    expect(waiverOf(unpinned('deal'), 'select count(*)::int as n from (select 1 from "deal" t where t.amount > $1 limit $2::int) s')).toBeNull();
     expect(waiverOf(unpinned('deal'), 'update "deal" as t set "title" = $1 where t."id" = $2')).toBeNull();
     expect(waiverOf({ ...unpinned('svc_events'), kind: 'moves-tenant' }, 'update svc_jobs set x = 1; select pg_current_snapshot()')).toBeNull();
   });
