@@ -75,10 +75,11 @@ const WAIVERS: readonly Waiver[] = [
     ].map((r) => r.source).join('|')),
   },
   {
-    reason: 'the operator\'s diagnostics report (an Admin\'s request, runtime/diagnostics/report.ts): bounded row counts, the feed consumers\' lag, the first and last event per model: aggregates over every tenant, which Citus runs on every shard and merges',
+    reason: 'the operator\'s diagnostics report (an Admin\'s request, runtime/diagnostics/report.ts): bounded row counts, the feed consumers\' lag, the first and last event per model, the projections\' drift over their newest rows: aggregates over every tenant, which Citus runs on every shard and merges',
     kinds: ['unpinned'],
     match: new RegExp([
-      /^ ?select count\(\*\)::int as n from \(select 1 from ("[a-z0-9_]+"|svc_[a-z_]+) limit \$1::int\) x ?$/,
+      /^ ?select count\(\*\)::int as n from \(select 1 from ("[a-z0-9_]+"|svc_[a-z_]+)( where stream_type = \$1::text)? limit \$\d::int\) x ?$/,
+      /^ ?with newest as \(select b\."id" from "[a-z0-9_]+" b order by b\."id" desc limit \$1::int\), bound as \(select coalesce\(min\("id"\), ''\) as low, /,
       /^ ?select stream_type, count\(\*\)::int as n from \( select stream_type from \( \(select tx, seq, stream_type from svc_events where \(tx, seq\) > /,
       /^ ?select m\.model, \(select e\.occurred_at from svc_events e where e\.stream_type = m\.model order by e\.seq limit 1\) as first_at, /,
     ].map((r) => r.source).join('|')),
