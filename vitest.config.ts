@@ -14,6 +14,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'runtime/**/*.test.ts', 'generator/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/golden/**'],
+    // ADR 025 decision 5: every statement the runtime sends is checked to be single-shard on
+    // Citus, refused when it is not (runtime/db/distributed). On for `npm test` and .ci/run;
+    // SVC_DISTRIBUTED_CHECK=0 (or report, with SVC_DISTRIBUTED_CHECK_REPORT) in the environment wins.
+    env: { SVC_DISTRIBUTED_CHECK: process.env.SVC_DISTRIBUTED_CHECK ?? '1' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

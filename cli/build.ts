@@ -8,6 +8,7 @@ export interface BuildFlags {
   readonly outDir: string;
   readonly check: boolean;
   readonly allowDestructive: boolean;
+  readonly target?: 'postgres' | 'citus';
 }
 
 export async function buildCommand(flags: BuildFlags): Promise<number> {

@@ -13,7 +13,8 @@ import { PACKAGE_VERSION } from '../runtime/package.ts';
 import type { ProjectLoading } from './serve.ts';
 
 const USAGE = `usage:
-  svc-gen build --schema FILE --out DIR [--check] [--allow-destructive]
+  svc-gen build --schema FILE --out DIR [--check] [--allow-destructive] [--target citus]
+                                                                      (citus: adds the migration that distributes the tables)
   svc-gen migrate DIR [--plan]                                        (--plan: print each pending step's lock, applies nothing)
   svc-gen start DIR
   svc-gen compile DIR                                                 (bundles DIR for start; start does it itself when DIR is writable)
@@ -31,14 +32,17 @@ const COMMANDS: Record<string, Command> = {
       args, allowPositionals: false, strict: true,
       options: {
         schema: { type: 'string' }, out: { type: 'string' },
-        check: { type: 'boolean' }, 'allow-destructive': { type: 'boolean' },
+        check: { type: 'boolean' }, 'allow-destructive': { type: 'boolean' }, target: { type: 'string' },
       },
     }));
     if (!values.schema || !values.out) throw new UsageError('build needs --schema FILE and --out DIR');
+    if (values.target !== undefined && values.target !== 'citus' && values.target !== 'postgres') {
+      throw new UsageError(`--target is citus or postgres (the default), not ${JSON.stringify(values.target)}`);
+    }
     const { buildCommand } = await import('./build.ts');
     return buildCommand({
       schemaPath: values.schema, outDir: values.out,
-      check: values.check === true, allowDestructive: values['allow-destructive'] === true,
+      check: values.check === true, allowDestructive: values['allow-destructive'] === true, target: values.target,
     });
   },
   migrate: async (args) => {

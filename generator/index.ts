@@ -10,6 +10,7 @@ import { fromSnapshot } from '../runtime/ir/snapshot.ts';
 import type { SchemaIR } from '../runtime/ir/types.ts';
 import { diagnostic, formatDiagnostic, type Diagnostic, type SourceLocation } from './diagnostics.ts';
 import { emitProject } from './emit/index.ts';
+import type { Target } from './emit/citus.ts';
 import { CURRENT_LAYOUT, LAYOUTS, type Layout } from './emit/migrate/index.ts';
 import { buildIR } from './ir/index.ts';
 import { packageSlug } from './ir/naming.ts';
@@ -28,6 +29,8 @@ export interface BuildOptions {
   readonly allowDestructive?: boolean;
   /** package.json name is `<name>-service`; default: the schema file's folder name. */
   readonly name?: string;
+  /** `citus`: add the migration that distributes the tables (generator/emit/citus.ts); default `postgres`. */
+  readonly target?: Target;
 }
 
 export type BuildResult =
@@ -89,15 +92,21 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   const state = await readDirState(options.outDir);
   const previous = previousSnapshot(state, options.outDir);
   if ('diagnostics' in previous) return { ok: false, diagnostics: previous.diagnostics };
+  const target = options.target ?? 'postgres';
+  if (previous.target === 'citus' && target !== 'citus') {
+    const message = `${displayPath(options.outDir)} was built with --target citus (schema.snapshot.json says so): its tables are distributed; build it with --target citus`;
+    return { ok: false, diagnostics: [diagnostic('TARGET_CHANGED', { file: displayPath(resolve(options.outDir, 'schema.snapshot.json')), line: 1 }, message)] };
+  }
   const emitted = emitProject({
     ir: parsed.ir,
     schemaSource: parsed.source,
     schemaFile: 'schema.ts',
     name: options.name ?? packageSlug(basename(dirname(resolve(options.schemaPath)))),
-    previous: { snapshot: previous.ir, layout: previous.layout, migrations: state.migrations, managed: state.managed },
+    previous: { snapshot: previous.ir, layout: previous.layout, migrations: state.migrations, managed: state.managed, target: previous.target },
     allowDestructive: options.allowDestructive ?? false,
     renames: parsed.renames,
     locate: parsed.locate,
+    target,
   });
   if (!emitted.ok) return emitted;
   const { files, obsolete, migration, contract } = emitted.value;
@@ -112,7 +121,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   return { ok: true, written, unchanged: plan.unchanged, removed, migration, contract };
 }
 
-type Previous = { ir: SchemaIR | null; layout: Layout };
+type Previous = { ir: SchemaIR | null; layout: Layout; target?: Target };
 
 function previousSnapshot(state: DirState, outDir: string): Previous | { diagnostics: Diagnostic[] } {
   const file = displayPath(resolve(outDir, 'schema.snapshot.json'));
@@ -122,8 +131,8 @@ function previousSnapshot(state: DirState, outDir: string): Previous | { diagnos
     return { diagnostics: [diagnostic('BAD_SNAPSHOT', { file, line: 1 }, message)] };
   }
   try {
-    const json = JSON.parse(state.snapshotText) as { layout?: unknown };
-    return { ir: fromSnapshot(json), layout: snapshotLayout(json.layout) };
+    const json = JSON.parse(state.snapshotText) as { layout?: unknown; target?: unknown };
+    return { ir: fromSnapshot(json), layout: snapshotLayout(json.layout), target: json.target === 'citus' ? 'citus' : 'postgres' };
   } catch (error) {
     return { diagnostics: [diagnostic('BAD_SNAPSHOT', { file, line: 1 }, `cannot read the previous snapshot: ${(error as Error).message}`)] };
   }

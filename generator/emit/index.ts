@@ -7,6 +7,7 @@ import type { SchemaIR } from '../../runtime/ir/types.ts';
 import type { Result, SourceLocation } from '../diagnostics.ts';
 import { emitAccess } from './access.ts';
 import { emitActions } from './actions.ts';
+import { emitCitusMigration, type Target } from './citus.ts';
 import { emitClient } from './client.ts';
 import { GENERATED_MARKER } from './header.ts';
 import { CURRENT_LAYOUT, emitMigrations, placeColumns, type Layout } from './migrate/index.ts';
@@ -26,6 +27,8 @@ export interface PreviousOutput {
   readonly migrations: readonly string[];
   /** Contents of DIR/projections/* and DIR/resolvers/* by relative path. */
   readonly managed: ReadonlyMap<string, string>;
+  /** The snapshot's `target` (`postgres` when absent). */
+  readonly target?: Target;
 }
 
 export interface EmitInput {
@@ -41,6 +44,8 @@ export interface EmitInput {
   /** `Model.field` -> the field name it was renamed from (`@renamedFrom`); kept out of the IR. */
   readonly renames: ReadonlyMap<string, string>;
   readonly locate: (model: string, field?: string) => SourceLocation;
+  /** `--target citus` adds the distribution migration (citus.ts); default `postgres`. */
+  readonly target?: Target;
 }
 
 export interface EmitOutput {
@@ -73,9 +78,15 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
     locate: input.locate,
   });
   if (!migrations.ok) return migrations;
+  const target = input.target ?? 'postgres';
+  const citus = emitCitusMigration({
+    target, previousTarget: previous.target ?? 'postgres', previous: previous.snapshot, next: ir, schemaFile,
+    sequence: nextSequence([...previous.migrations, ...migrations.value.map((m) => m.path.slice('migrations/'.length))]),
+  });
   const files = new Map<string, string>([
     ...migrations.value.map((m) => [m.path, m.content] as const),
-    ['schema.snapshot.json', snapshotFile(ir)],
+    ...(citus ? [[citus.path, citus.content] as const] : []),
+    ['schema.snapshot.json', snapshotFile(ir, target)],
     ['schema.ts', input.schemaSource],
     ['access.ts', emitAccess(ir, schemaFile)],
     ['models.ts', emitModels(ir, schemaFile)],
@@ -94,15 +105,21 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
   const obsolete = [...obsoleteProjections(files, previous.managed), ...obsoleteStubs(ir, previous.managed)].sort();
   const sorted = new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const [first, second] = migrations.value.map(({ path, summary }) => ({ path, summary }));
-  return { ok: true, value: { files: sorted, obsolete, migration: first ?? null, contract: second ?? null } };
+  const migration = first ?? (citus ? { path: citus.path, summary: citus.summary } : null);
+  return { ok: true, value: { files: sorted, obsolete, migration, contract: second ?? null } };
 }
 
 /**
  * `schema.snapshot.json`: the runtime's canonical snapshot of the IR, plus the
  * index layout its database has (`layout`, the generator's alone: ADR 020).
  */
-export function snapshotFile(ir: SchemaIR): string {
-  return stableStringify({ ...(toSnapshot(ir) as object), layout: CURRENT_LAYOUT });
+export function snapshotFile(ir: SchemaIR, target: Target = 'postgres'): string {
+  return stableStringify({ ...(toSnapshot(ir) as object), layout: CURRENT_LAYOUT, ...(target === 'citus' ? { target } : {}) });
+}
+
+/** After the highest `NNNN_` of `names`. */
+function nextSequence(names: readonly string[]): number {
+  return Math.max(0, ...names.map((name) => Number(/^(\d+)_/.exec(name)?.[1] ?? 0))) + 1;
 }
 
 /** Generated projection files whose model is gone. */

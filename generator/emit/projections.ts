@@ -12,8 +12,13 @@ export function emitProjections(ir: SchemaIR, schemaFile: string): Map<string, s
   return new Map(ir.models.map((model) => [`projections/${model.table}.sql`, projection(model, schemaFile)]));
 }
 
+/** The projection's columns, in table order (all text). */
+export function projectionColumns(model: Model): string[] {
+  return ['id', 'tenant_id', ...columnFields(model.fields).map((f) => f.column!), 'created_at', 'updated_at'];
+}
+
 function projection(model: Model, schemaFile: string): string {
-  const columns = ['id', 'tenant_id', ...columnFields(model.fields).map((f) => f.column!), 'created_at', 'updated_at'];
+  const columns = projectionColumns(model);
   const lines = [...columns.map((c) => `${quoteIdent(c)} text${c === 'id' || c === 'tenant_id' ? ' not null' : ''},`), 'primary key ("tenant_id", "id")'];
   return render('projection.sql', { schemaFile, model: model.name, table: quoteIdent(projectionTableName(model.table)), lines });
 }

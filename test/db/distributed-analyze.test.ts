@@ -58,10 +58,27 @@ describe('which tenants a statement touches (ADR 025)', () => {
 });
 
 describe('the tenant-less scope', () => {
-  it('is one tenant whether stored as null (model tables today) or as the sentinel \'\' (projections, ADR 025)', () => {
+  it('is one tenant whether stored as null (a table not converted yet) or as the sentinel \'\' (layout 3, ADR 025)', () => {
     const publicRead = `select p.name from product_projection p where p.tenant_id = '' and exists
       (select 1 from product b where b.id = p.id and b.deleted_at is null and b.tenant_id is null)`;
     expect(analyze(publicRead)).toEqual({ tenants: [null], problems: [] });
+  });
+
+  it('is pinned by tenant_id = \'\', literal or bound, and by = any of the sentinel alone', () => {
+    expect(analyze(`select * from deal t where t.tenant_id = ''`)).toEqual({ tenants: [null], problems: [] });
+    expect(analyze('select * from deal t where t.tenant_id = $1::text', [''])).toEqual({ tenants: [null], problems: [] });
+    expect(analyze('select * from deal t where t.tenant_id = any($1::text[])', [['', null]])).toEqual({ tenants: [null], problems: [] });
+    expect(analyze(`insert into deal (id, tenant_id) values ('d1', '')`)).toEqual({ tenants: [null], problems: [] });
+    // Layout 3's public read: projection and base both pinned by the sentinel, joined on (tenant_id, id).
+    const layout3 = `select p.name from product_projection p join product b on b.tenant_id = p.tenant_id and b.id = p.id
+      where p.tenant_id = $1::text and b.deleted_at is null`;
+    expect(analyze(layout3, [''])).toEqual({ tenants: [null], problems: [] });
+  });
+
+  it('is not a real tenant: the sentinel and a tenant in one statement are two', () => {
+    expect(analyze(`select * from deal t where t.tenant_id = any($1::text[])`, [['', 'acme']]).problems).toEqual(['two-tenants deal']);
+    expect(analyze(`select * from deal t join note n on n.tenant_id = 'acme' and n.deal_id = t.id and n.tenant_id = t.tenant_id where t.tenant_id = ''`).problems)
+      .toEqual(['two-tenants deal, note']);
   });
 });
 
@@ -73,6 +90,8 @@ describe('waivers (ADR 025: what waits for the layout or the feed cursor)', () =
       gone as (delete from svc_changes c using doomed d where c.tenant_id = d.tenant_id and c.seq = d.seq returning 1) select count(*)::int as n from gone`;
     expect(waiverOf(unpinned('svc_changes'), prune)).toMatch(/every shard/);
     expect(waiverOf(unpinned('svc_changes'), 'delete from svc_changes where id = $1')).toBeNull();
+    expect(waiverOf(unpinned('deal'), 'select count(*)::int as n from (select 1 from "deal" limit $1::int) x')).toMatch(/diagnostics report/);
+    expect(waiverOf(unpinned('deal'), 'select count(*)::int as n from (select 1 from "deal" t where t.amount > $1 limit $2::int) s')).toBeNull();
     expect(waiverOf(unpinned('deal'), 'update "deal" as t set "title" = $1 where t."id" = $2')).toBeNull();
     expect(waiverOf({ ...unpinned('svc_events'), kind: 'moves-tenant' }, 'update svc_jobs set x = 1; select pg_current_snapshot()')).toBeNull();
   });

@@ -62,6 +62,8 @@ describe('SVC_DISTRIBUTED_CHECK=1', () => {
     expect(await opened.db.any(`select id from deal where tenant_id = 'globex'`)).toEqual([]);
     // The next transaction starts afresh: one tenant each is fine.
     await opened.db.tx(async (t) => t.none(insertDeal('d3', 'globex')));
-    expect(installedCheck()?.violations.map((v) => v.kind)).toEqual(['unpinned', 'two-tenants', 'two-tenants']);
+    // The process's check is shared by the test files of one worker (the suite runs with it on): this file's own.
+    const ours = installedCheck()?.violations.filter((v) => v.site.includes('distributed-check.integration.test.ts'));
+    expect(ours?.map((v) => v.kind)).toEqual(['unpinned', 'two-tenants', 'two-tenants']);
   });
 });

@@ -4,9 +4,10 @@
  * be pinned to a tenant by its query level, as Citus's router planner needs
  * for a single-shard statement:
  *
- * - `x.tenant_id = <value>`, `x.tenant_id is null` (the tenant-less scope,
- *   the sentinel of ADR 025), `= any(<array>)` or `in (...)` in a WHERE or
- *   JOIN ... ON conjunct;
+ * - `x.tenant_id = <value>`, `= any(<array>)` or `in (...)` in a WHERE or
+ *   JOIN ... ON conjunct; the tenant-less (global) scope is `tenant_id = ''`
+ *   (the sentinel of layout 3, ADR 025 decision 2) or `tenant_id is null` (a
+ *   table not converted yet): one scope either way;
  * - `a.tenant_id = b.tenant_id` joins two references into one class (co-located);
  * - an INSERT's `tenant_id` column, from VALUES or from a pinned source of
  *   its SELECT (a CTE such as `created` carries the pin of its own insert).
@@ -16,7 +17,12 @@
  */
 import { placement } from './tables.ts';
 
-/** The tenant-less scope: `tenant_id is null` on model tables today, `''` in projections and in the layout of ADR 025. */
+/**
+ * The tenant-less (global) scope: `''` on the tables of layout 3 (ADR 025
+ * decision 2: TenantScope.GLOBAL stamps and pins it) and in projections,
+ * `null` on a table not converted yet. Both read as this one value, so a
+ * statement or a transaction that pins it both ways touches one tenant.
+ */
 export const NO_TENANT = null;
 /** A tenant that is pinned by an expression whose value is not known here (a subquery, a function). */
 export const SOME_TENANT = Symbol('some tenant');
@@ -74,9 +80,9 @@ class Level {
 const TENANT_COLUMN = 'tenant_id';
 
 /**
- * A bound or literal tenant value. `''` is the sentinel of ADR 025 (the
- * projections already store the global scope so) and null is how model
- * tables store it today: both are the one tenant-less scope.
+ * A bound or literal tenant value. `''` is the sentinel of layout 3 (ADR 025)
+ * and null how a table not converted yet stores the global scope: both are
+ * the one tenant-less scope.
  */
 function tenantOf(v: unknown): Tenant {
   return v === null || v === undefined || v === '' ? NO_TENANT : String(v);
@@ -308,7 +314,9 @@ class Analyzer {
     if (node?.A_Const) {
       const c = node.A_Const;
       if (c.isnull) return NO_TENANT;
-      return tenantOf(c.sval?.sval ?? String(c.ival?.ival ?? ''));
+      // The parse tree omits an empty string's value: `''` is `{sval: {}}`.
+      if (c.sval) return tenantOf(c.sval.sval ?? '');
+      return tenantOf(String(c.ival?.ival ?? 0));
     }
     if (node?.ParamRef && this.values) return tenantOf(this.values[node.ParamRef.number - 1]);
     return SOME_TENANT;

@@ -46,7 +46,7 @@ export function checkModeFromEnv(env: NodeJS.ProcessEnv = process.env): CheckMod
 }
 
 const PARSED_KEPT = 4_000;
-/** A long-running `report` process keeps this many in memory; the file has every class. */
+/** A long-running process keeps the newest this many in memory; the report file has every class. */
 const VIOLATIONS_KEPT = 10_000;
 const FOREIGN = 'not built by runtime/sql: a test\'s or an operator hook\'s own statement';
 
@@ -110,7 +110,8 @@ export class DistributedCheck {
     // a test's own look at the tables or an operator hook's statement: reported, not refused.
     const waived = site === undefined ? FOREIGN : waiverOf(problem, text);
     const violation: Violation = { ...problem, statement: oneLine(text), site: site ?? callSite(), waived };
-    if (this.violations.length < VIOLATIONS_KEPT) this.violations.push(violation);
+    if (this.violations.length >= VIOLATIONS_KEPT) this.violations.splice(0, this.violations.length - VIOLATIONS_KEPT + 1);
+    this.violations.push(violation);
     if (this.reportPath) {
       const key = `${problem.kind}|${problem.table}|${violation.site}`;
       if (!this.reported.has(key)) {

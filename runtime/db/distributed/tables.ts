@@ -6,13 +6,18 @@
  */
 export type Placement = 'distributed' | 'reference' | 'coordinator' | 'catalog';
 
-/** The runtime's tables that hold one tenant's rows: distributed with the model tables. */
-const DISTRIBUTED = new Set([
+/**
+ * The runtime's tables that hold one tenant's rows: distributed with the model
+ * tables. `svc-gen build --target citus` distributes them (generator/emit/citus.ts
+ * keeps its own copy of both lists, in the order Citus needs; test/generator/citus.test.ts
+ * checks that they agree).
+ */
+export const DISTRIBUTED: ReadonlySet<string> = new Set([
   'svc_events', 'svc_changes', 'svc_audit', 'svc_media', 'svc_media_blobs',
 ]);
 
 /** Read on every request, written rarely: one copy per node. */
-const REFERENCE = new Set([
+export const REFERENCE: ReadonlySet<string> = new Set([
   'svc_users', 'svc_sessions', 'svc_refresh_tokens', 'svc_worker_tokens', 'svc_oauth_identities',
   'svc_history_coverage',
 ]);

@@ -1,0 +1,11 @@
+// Hooks for LineItem records, run by the runtime around each write. This file is yours:
+// svc-gen writes it once and never overwrites it. Available hooks: beforeCreate,
+// afterCreate, beforeUpdate, afterUpdate, beforeDelete, afterDelete.
+import type { ModelHooks } from 'svc-gen/runtime';
+import type { LineItem } from '../models.ts';
+
+export const hooks: ModelHooks<LineItem> = {
+  // async beforeCreate(data, ctx) {
+  //   return data;
+  // },
+};

@@ -1,0 +1,165 @@
+-- Citus's distribution functions on plain Postgres, for the tests (ADR 025):
+-- no Citus package exists for this machine, so these stand in for
+-- `create_reference_table` and `create_distributed_table` and REFUSE, with
+-- the rule in the message, what Citus would refuse, plus the rules the
+-- layout keeps for Citus's sake. They move no row: a distributed table stays
+-- an ordinary table, recorded in `pg_dist_partition`, which mimics Citus's
+-- catalog (`partmethod` 'h' distributed by hash, 'n' reference) so that the
+-- generated migration's guard (`where not exists (select from
+-- pg_dist_partition ...)`) reads the same on both.
+--
+-- Rules checked by create_distributed_table(t, column, colocate_with):
+--   1. the distribution column exists and is NOT NULL;
+--   2. every primary key, unique constraint and unique index has it as a
+--      plain key column (an expression such as coalesce(tenant_id, '') does
+--      not count);
+--   3. every foreign key from t goes to a reference table, or to a
+--      distributed table co-located with t (or t itself) and holds the
+--      distribution column on both sides at the same position;
+--   4. order: the referenced table is already distributed or a reference
+--      table; a reference table never references t;
+--   5. no column default draws on the node (nextval, identity,
+--      pg_current_xact_id, txid_current), except svc_events' and
+--      svc_changes' seq and tx: the single-node feed, never read on Citus
+--      (ADR 025 decision 4).
+-- create_reference_table(t): its foreign keys go to reference tables only.
+
+create table if not exists pg_dist_partition (
+  logicalrelid regclass primary key,
+  partmethod "char" not null check (partmethod in ('h', 'n')),
+  partkey text,
+  colocationid integer not null
+);
+
+create or replace function citus_stub_refuse(t regclass, rule text) returns void
+language plpgsql as $$
+begin
+  raise exception 'citus rule: %: %', t, rule using errcode = '0A000';
+end $$;
+
+create or replace function create_reference_table(table_name regclass) returns void
+language plpgsql as $$
+declare
+  fk record;
+begin
+  if exists (select from pg_dist_partition where logicalrelid = table_name) then
+    perform citus_stub_refuse(table_name, 'the table is already distributed');
+  end if;
+  for fk in
+    select c.conname, c.confrelid::regclass as target, p.partmethod
+      from pg_constraint c left join pg_dist_partition p on p.logicalrelid = c.confrelid
+     where c.conrelid = table_name and c.contype = 'f' and c.confrelid <> c.conrelid
+  loop
+    if fk.partmethod is distinct from 'n' then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s references %s, which is not a reference table (yet): a reference table references reference tables only, created first',
+        fk.conname, fk.target));
+    end if;
+  end loop;
+  insert into pg_dist_partition (logicalrelid, partmethod, partkey, colocationid) values (table_name, 'n', null, 0);
+end $$;
+
+create or replace function create_distributed_table(table_name regclass, distribution_column text, colocate_with text default 'default')
+returns void
+language plpgsql as $$
+declare
+  col pg_attribute%rowtype;
+  group_id integer;
+  ix record;
+  fk record;
+  def record;
+  target_col smallint;
+  pos integer;
+begin
+  if exists (select from pg_dist_partition where logicalrelid = table_name) then
+    perform citus_stub_refuse(table_name, 'the table is already distributed');
+  end if;
+
+  -- 1. the column
+  select * into col from pg_attribute
+   where attrelid = table_name and attname = distribution_column and attnum > 0 and not attisdropped;
+  if not found then
+    perform citus_stub_refuse(table_name, format('the distribution column %s does not exist', distribution_column));
+  end if;
+  if not col.attnotnull then
+    perform citus_stub_refuse(table_name, format('the distribution column %s is nullable: it must be NOT NULL', distribution_column));
+  end if;
+
+  -- the co-location group
+  if colocate_with = 'default' then
+    group_id := 1;
+  elsif colocate_with = 'none' then
+    group_id := greatest(1, coalesce((select max(colocationid) from pg_dist_partition), 0)) + 1;
+  else
+    select p.colocationid into group_id from pg_dist_partition p
+     where p.logicalrelid = to_regclass(colocate_with) and p.partmethod = 'h';
+    if group_id is null then
+      perform citus_stub_refuse(table_name, format('colocate_with %s is not a distributed table (yet)', colocate_with));
+    end if;
+  end if;
+
+  -- 2. keys and uniques
+  for ix in
+    select i.indexrelid::regclass as name, (string_to_array(i.indkey::text, ' ')::int2[])[1:i.indnkeyatts] as keys
+      from pg_index i where i.indrelid = table_name and i.indisunique
+  loop
+    if not (col.attnum = any (ix.keys)) then
+      perform citus_stub_refuse(table_name, format(
+        'unique index %s does not hold the distribution column %s as a plain key column (an expression such as coalesce(%s, '''') does not count)',
+        ix.name, distribution_column, distribution_column));
+    end if;
+  end loop;
+
+  -- 3 and 4. foreign keys from the table
+  for fk in
+    select c.conname, c.confrelid, c.confrelid::regclass as target, c.conkey, c.confkey, p.partmethod, p.partkey, p.colocationid
+      from pg_constraint c left join pg_dist_partition p on p.logicalrelid = c.confrelid
+     where c.conrelid = table_name and c.contype = 'f'
+  loop
+    if fk.confrelid = table_name::oid then
+      target_col := col.attnum;
+    elsif fk.partmethod = 'n' then
+      continue;
+    elsif fk.partmethod is null then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s references %s, which is neither distributed nor a reference table yet: distribute %s first',
+        fk.conname, fk.target, fk.target));
+    elsif fk.colocationid <> group_id then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s references %s, which is not co-located with it (colocate_with %s)', fk.conname, fk.target, colocate_with));
+    else
+      select a.attnum into target_col from pg_attribute a where a.attrelid = fk.confrelid and a.attname = fk.partkey;
+    end if;
+    pos := array_position(fk.conkey, col.attnum);
+    if pos is null or fk.confkey[pos] is distinct from target_col then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s to %s does not hold the distribution column on both sides at the same position (write (%s, x_id) references %s (%s, id))',
+        fk.conname, fk.target, distribution_column, fk.target, distribution_column));
+    end if;
+  end loop;
+
+  -- 4. a reference table never references a distributed one
+  for fk in
+    select c.conname, c.conrelid::regclass as source from pg_constraint c join pg_dist_partition p on p.logicalrelid = c.conrelid
+     where c.confrelid = table_name and c.contype = 'f' and p.partmethod = 'n'
+  loop
+    perform citus_stub_refuse(table_name, format('reference table %s references it (foreign key %s)', fk.source, fk.conname));
+  end loop;
+
+  -- 5. defaults that draw on the node
+  for def in
+    select a.attname, a.attidentity, pg_get_expr(d.adbin, d.adrelid) as expr
+      from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+     where a.attrelid = table_name and a.attnum > 0 and not a.attisdropped and (d.adbin is not null or a.attidentity <> '')
+  loop
+    if (def.attidentity <> '' or def.expr ~* '\m(nextval|pg_current_xact_id|txid_current)\s*\(')
+       and not (table_name::text in ('svc_events', 'svc_changes') and def.attname in ('seq', 'tx')) then
+      perform citus_stub_refuse(table_name, format(
+        'column %s defaults to %s, evaluated on the coordinator (a sequence or transaction id is per node): the service must write the value',
+        def.attname, case when def.attidentity <> '' then 'an identity' else def.expr end));
+    end if;
+  end loop;
+
+  insert into pg_dist_partition (logicalrelid, partmethod, partkey, colocationid)
+  values (table_name, 'h', distribution_column, group_id);
+end $$;
