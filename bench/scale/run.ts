@@ -106,10 +106,10 @@ async function databaseBytes(name: string, url: string): Promise<number> {
 }
 
 /**
- * The audit statistics' rollups (runtime/audit/rollup.ts) are folded by the
- * running service in the background: the seed's entries (written behind its
- * back) are folded after the starts, as an upgraded deployment folds its log
- * once. The statistics row is measured once they are, as in steady state.
+ * The audit statistics' rollups (runtime/audit/rollup.ts) hold the seeded log
+ * (seed.ts folds it, as the runtime's fold would have); entries written since
+ * (the starts' own) are folded by the running service. The statistics row is
+ * measured once the fold has caught up, as in steady state.
  */
 async function rollupsCaughtUp(label: string, url: string): Promise<void> {
   const started = performance.now();
@@ -122,7 +122,7 @@ async function rollupsCaughtUp(label: string, url: string): Promise<void> {
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   say(`${label}: audit rollups caught up with ${Number(last).toLocaleString('en')} entries ${seconds} s after the measured service started`);
-  console.log(`${label}: audit rollups folded ${seconds} s after the measured service started (the starts before it folded part)`);
+  console.log(`${label}: audit rollups caught up ${seconds} s after the measured service started`);
 }
 
 /** One size: a database, its seed, start-ups, requests; the database is dropped before returning. */

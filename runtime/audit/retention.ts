@@ -47,13 +47,14 @@ export async function pruneAudit(db: Db, retainDays: number, batch = RETENTION_B
 
 /** Deletes the rollups of days wholly before the retention horizon, `batch` rows a transaction, under the sweep's lock. */
 async function pruneRollups(db: Db, batch: number): Promise<void> {
-  const prune = PRUNE_ROLLUPS(batch);
   for (;;) {
     const n = await db.tx('svc-audit-prune-rollups', async (t) => {
       const { locked } = await t.one<{ locked: boolean }>(compile(sql`
         select pg_try_advisory_xact_lock(${sql.value(AUDIT_RETENTION_LOCK_KEY, 'bigint')}) as locked`));
       if (!locked) return 0;
-      await t.any(LOCK_STATE.text, LOCK_STATE.values);
+      const { day } = await t.one<{ day: string | null }>(LOCK_STATE.text, LOCK_STATE.values);
+      if (day === null) return 0;
+      const prune = PRUNE_ROLLUPS(day, batch);
       return (await t.one<{ n: number }>(prune.text, prune.values)).n;
     });
     if (n < batch) return;

@@ -167,24 +167,28 @@ export async function foldAuditRollups(db: Db, options: { batch?: number; maxBat
 export const RETAIN_BEFORE = (days: number) => compile(sql`
   update svc_audit_rollup_state set retained_before = greatest(retained_before, now() - make_interval(days => ${sql.value(days, 'int')}))`);
 
-/** Locks the state row: the sweep's statements take it before the rollups, as the fold does. */
-export const LOCK_STATE = compile(sql`select 1 from svc_audit_rollup_state for update`);
+/**
+ * Locks the state row (the sweep's statements take it before the rollups, as
+ * the fold does) and reads the first day the retention horizon has not
+ * reached (null before any sweep).
+ */
+export const LOCK_STATE = compile(sql`
+  select (s.retained_before at time zone 'UTC')::date::text as day from svc_audit_rollup_state s for update`);
 
 /**
- * The rollups of days wholly before the retention horizon (nothing reads them
- * any more): at most `batch` rows of each table, found by day and deleted by
+ * The rollups of days before `day`, wholly before the retention horizon
+ * (nothing reads them any more): at most `batch` rows of each table, found by
+ * day (the day bound untyped, so the planner sees its value) and deleted by
  * row address (`= any(array(...))`: a TID scan, never a join over the table).
- * Under the state row's lock (LOCK_STATE), so no fold writes them meanwhile.
  */
-export const PRUNE_ROLLUPS = (batch: number) => compile(sql`
-  with horizon as materialized (select (s.retained_before at time zone 'UTC')::date as day from svc_audit_rollup_state s),
-  daily as (delete from svc_audit_daily
-             where ctid = any(array(select r.ctid from svc_audit_daily r
-                                     where r.day < (select day from horizon) limit ${sql.value(batch, 'int')}))
-            returning 1),
+export const PRUNE_ROLLUPS = (day: string, batch: number) => compile(sql`
+  with daily as (delete from svc_audit_daily
+                  where ctid = any(array(select r.ctid from svc_audit_daily r
+                                          where r.day < ${sql.value(day)} limit ${sql.value(batch, 'int')}))
+                 returning 1),
   actors as (delete from svc_audit_daily_actors
               where ctid = any(array(select r.ctid from svc_audit_daily_actors r
-                                      where r.day < (select day from horizon) limit ${sql.value(batch, 'int')}))
+                                      where r.day < ${sql.value(day)} limit ${sql.value(batch, 'int')}))
              returning 1)
   select (select count(*) from daily)::int + (select count(*) from actors)::int as n`);
 

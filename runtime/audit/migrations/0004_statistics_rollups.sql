@@ -26,7 +26,7 @@ create table svc_audit_daily (
   entity_type text not null,
   entries bigint not null,
   primary key (tenant_id, day, action, outcome, entity_type)
-);
+) with (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.02);
 
 create table svc_audit_daily_actors (
   tenant_id text not null,
@@ -35,7 +35,12 @@ create table svc_audit_daily_actors (
   entries bigint not null,
   last_at timestamptz not null,
   primary key (tenant_id, day, actor_id)
-);
+) with (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.02);
+
+-- Every fold updates the counters of today's rows in place: half of each page is
+-- left free so that those updates stay on their page (HOT: no new index entry;
+-- a later read prunes the old versions as it goes), and vacuum comes early. A
+-- read of a tenant's days then visits its live rows, not every version of them.
 
 -- The retention sweep deletes the rollups of days it emptied, across tenants, by day.
 create index svc_audit_daily_day on svc_audit_daily (day);
