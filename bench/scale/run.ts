@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, statfsSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
-import { admin, createTestDatabase, queryOnce, type TestDatabase } from '../../test/helpers/db.ts';
+import { admin, createTestDatabase, dropStaleTestDatabases, queryOnce, type TestDatabase } from '../../test/helpers/db.ts';
 import { buildFixture, REPO_ROOT, startTestService, TEST_JWT_SECRET } from '../../test/helpers/service.ts';
 import { dirname, join, resolve } from 'node:path';
 import { measureRequests, percentiles, type Latency, type Row } from './measure.ts';
@@ -105,6 +105,26 @@ async function databaseBytes(name: string, url: string): Promise<number> {
   return Number(row.bytes);
 }
 
+/**
+ * The audit statistics' rollups (runtime/audit/rollup.ts) hold the seeded log
+ * (seed.ts folds it, as the runtime's fold would have); entries written since
+ * (the starts' own) are folded by the running service. The statistics row is
+ * measured once the fold has caught up, as in steady state.
+ */
+async function rollupsCaughtUp(label: string, url: string): Promise<void> {
+  const started = performance.now();
+  const [{ last }] = await queryOnce<{ last: string }>(url, 'select coalesce(max(id), 0)::text as last from svc_audit');
+  for (;;) {
+    const [{ folded }] = await queryOnce<{ folded: string }>(url, 'select folded_to::text as folded from svc_audit_rollup_state');
+    if (BigInt(folded) >= BigInt(last)) break;
+    if (performance.now() - started > 3_600_000) throw new Error(`audit rollups not caught up after an hour (${folded} of ${last})`);
+    await new Promise((wake) => setTimeout(wake, 500));
+  }
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  say(`${label}: audit rollups caught up with ${Number(last).toLocaleString('en')} entries ${seconds} s after the measured service started`);
+  console.log(`${label}: audit rollups caught up ${seconds} s after the measured service started`);
+}
+
 /** One size: a database, its seed, start-ups, requests; the database is dropped before returning. */
 async function measureSize(label: string, s: Sizes): Promise<Row[]> {
   say(`${label}: ${s.records.toLocaleString('en')} deals (+${s.bigTenant.toLocaleString('en')} of the big tenant), `
@@ -134,6 +154,7 @@ async function measureSize(label: string, s: Sizes): Promise<Row[]> {
     say(`  start-up to /ready: ${starts.map((ms) => Math.round(ms)).join(', ')} ms`);
     const svc = await startTestService({ fixture: SCHEMA, database, env: { ...SERVICE_ENV, SVC_DB_POOL_SIZE: '10' } });
     try {
+      await rollupsCaughtUp(label, database.url);
       return [[`start-up to /ready (${STARTS} starts)`, percentiles(starts)], ...(await measureRequests(svc))];
     } finally {
       await svc.close();
@@ -162,6 +183,8 @@ function print(smallLabel: string, bigLabel: string, small: readonly Row[], big:
 const label = (n: number) => (n >= 1e6 ? `${+(n / 1e6).toFixed(1)}M` : `${+(n / 1e3).toFixed(1)}k`);
 
 async function main(): Promise<void> {
+  // A run killed outright (SIGKILL) could not drop its databases: those older than two hours go now.
+  await dropStaleTestDatabases('scale_bench');
   const smallRecords = Number(process.env.BENCH_SCALE_SMALL ?? 10_000);
   const bigRecords = Number(process.env.BENCH_SCALE_RECORDS ?? 10_000_000);
   const small = await measureSize(label(smallRecords), sizesFor(smallRecords));
@@ -175,6 +198,13 @@ async function dropAll(): Promise<void> {
 
 process.once('SIGINT', () => void dropAll().finally(() => process.exit(130)));
 process.once('SIGTERM', () => void dropAll().finally(() => process.exit(143)));
+// A failure outside main's chain (a background promise, a thrown callback) drops the databases too.
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.once(event, (error) => {
+    console.error(error);
+    void dropAll().finally(() => process.exit(1));
+  });
+}
 main().then(() => process.exit(0), async (error) => {
   console.error(error);
   await dropAll();

@@ -5,8 +5,9 @@
  * runtime's own text conversion), one `Created` event per deal (and
  * `Updated` ones when more events than deals are asked), audit entries and
  * jobs. The durable consumers' cursors are then moved past the seed (as if
- * they had applied it) and every table is vacuumed and analysed, as a
- * production table would be.
+ * they had applied it), the audit statistics' rollups hold the seeded log
+ * (as the runtime's fold would have made them, in one statement), and every
+ * table is vacuumed and analysed, as a production table would be.
  */
 import pg from 'pg';
 import { columnList, textList } from '../../runtime/projections/plan.ts';
@@ -143,6 +144,22 @@ async function seedJobs(db: Db, s: Sizes, say: (line: string) => void): Promise<
       from ${range(1, 1_000)}`);
 }
 
+/** The audit rollups (runtime/audit/rollup.ts) of the whole seeded log, and the fold's watermark after it. */
+async function seedAuditRollups(db: Db): Promise<void> {
+  await db.none(sql`
+    insert into svc_audit_daily (tenant_id, day, action, outcome, entity_type, entries)
+    select coalesce(tenant_id, ''), (occurred_at at time zone 'UTC')::date, action, outcome, coalesce(entity_type, ''), count(*)
+      from svc_audit group by 1, 2, 3, 4, 5`);
+  await db.none(sql`
+    insert into svc_audit_daily_actors (tenant_id, day, actor_id, entries, last_at)
+    select coalesce(tenant_id, ''), (occurred_at at time zone 'UTC')::date, actor_id, count(*), max(occurred_at)
+      from svc_audit where actor_id is not null group by 1, 2, 3`);
+  await db.none(sql`
+    update svc_audit_rollup_state
+       set folded_to = (select coalesce(max(id), 0) from svc_audit), folded_max_at = (select max(occurred_at) from svc_audit),
+           marks_id = '{}', marks_at = '{}', updated_at = now()`);
+}
+
 /** Every durable consumer has applied everything up to the end of the seed. */
 async function advanceCursors(db: Db): Promise<void> {
   await db.none(sql`
@@ -156,9 +173,11 @@ export async function seed(db: Db, s: Sizes, projection: TableProjection, say: (
   say('projection rows copied');
   await seedEvents(db, s, say);
   await seedAudit(db, s, say);
+  await seedAuditRollups(db);
+  say('audit rollups folded');
   await seedJobs(db, s, say);
   await advanceCursors(db);
-  for (const table of ['deal', projection.table, 'svc_events', 'svc_audit', 'svc_jobs']) {
+  for (const table of ['deal', projection.table, 'svc_events', 'svc_audit', 'svc_audit_daily', 'svc_audit_daily_actors', 'svc_jobs']) {
     await db.none(sql`vacuum (analyze) ${sql.ident(table)}`);
     say(`vacuum analyze ${table}`);
   }

@@ -33,6 +33,7 @@ import type { Logger } from '../log/index.ts';
 import { deniedAttempts } from './denied.ts';
 import { createAuditLog } from './log.ts';
 import { AUDIT_SWEEP_MS, pruneAudit } from './retention.ts';
+import { startRollups } from './rollup.ts';
 import { mountAuditRoutes } from './routes.ts';
 import { AUDIT_PATHS } from './openapi.ts';
 import { REDACTED, type AuditLog } from './types.ts';
@@ -44,6 +45,7 @@ export {
 } from './types.ts';
 export { scrub } from './log.ts';
 export { pruneAudit, AUDIT_RETENTION_LOCK_KEY } from './retention.ts';
+export { foldAuditRollups } from './rollup.ts';
 export { tenantOfRequest } from './tenant.ts';
 
 declare module '../core/capability.ts' {
@@ -80,8 +82,14 @@ export const audit = defineCapability({
     ctx.services.audit = log;
     if (policy !== 'off') ctx.observeErrors(deniedAttempts(log));
     ctx.services.openapi.add(AUDIT_PATHS);
-    if (retainDays === null) return;
-    return startSweep(ctx.db, retainDays, ctx.log, (rows) => log.pruned(rows));
+    // The statistics' rollups are folded whatever the policy: entries written before `off` are still read.
+    const rollups = startRollups(ctx.db, ctx.log);
+    const sweep = retainDays === null ? null : startSweep(ctx.db, retainDays, ctx.log, (rows) => log.pruned(rows));
+    return {
+      async stop() {
+        await Promise.all([rollups.stop(), sweep?.stop()]);
+      },
+    };
   },
 });
 

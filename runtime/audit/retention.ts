@@ -4,10 +4,17 @@
  * insert) are never waited on and never wait. One instance sweeps at a time:
  * each batch takes a transaction-scoped advisory lock with `try`, and an
  * instance that does not get it leaves the sweep to the one that has it.
+ *
+ * The statistics' rollups stay consistent (rollup.ts): each batch first moves
+ * the rollups' retention horizon to its cutoff, in its own transaction, so a
+ * statistics read that sees an entry gone also sees that its day's rollup
+ * may count it, and counts that day from the log instead. When the entries
+ * are gone, the rollups of the days wholly before the horizon are deleted.
  */
 import type { Db } from '../db/index.ts';
 import { LOCK_KEYS } from '../db/locks.ts';
 import { compile, sql } from '../sql/index.ts';
+import { LOCK_STATE, PRUNE_ROLLUPS, RETAIN_BEFORE } from './rollup.ts';
 
 export const AUDIT_RETENTION_LOCK_KEY = LOCK_KEYS.auditRetention;
 export const RETENTION_BATCH = 1_000;
@@ -20,6 +27,8 @@ export async function pruneAudit(db: Db, retainDays: number, batch = RETENTION_B
       const { locked } = await t.one<{ locked: boolean }>(compile(sql`
         select pg_try_advisory_xact_lock(${sql.value(AUDIT_RETENTION_LOCK_KEY, 'bigint')}) as locked`));
       if (!locked) return -1;
+      const horizon = RETAIN_BEFORE(retainDays);
+      await t.none(horizon.text, horizon.values);
       const row = await t.one<{ n: number }>(compile(sql`
         with doomed as (
            select tenant_id, id from svc_audit where occurred_at < now() - make_interval(days => ${sql.value(retainDays, 'int')})
@@ -30,7 +39,25 @@ export async function pruneAudit(db: Db, retainDays: number, batch = RETENTION_B
     });
     if (n < 0) return total;
     total += n;
-    if (n < batch) return total;
+    if (n < batch) break;
+  }
+  await pruneRollups(db, batch);
+  return total;
+}
+
+/** Deletes the rollups of days wholly before the retention horizon, `batch` rows a transaction, under the sweep's lock. */
+async function pruneRollups(db: Db, batch: number): Promise<void> {
+  for (;;) {
+    const n = await db.tx('svc-audit-prune-rollups', async (t) => {
+      const { locked } = await t.one<{ locked: boolean }>(compile(sql`
+        select pg_try_advisory_xact_lock(${sql.value(AUDIT_RETENTION_LOCK_KEY, 'bigint')}) as locked`));
+      if (!locked) return 0;
+      const { day } = await t.one<{ day: string | null }>(LOCK_STATE.text, LOCK_STATE.values);
+      if (day === null) return 0;
+      const prune = PRUNE_ROLLUPS(day, batch);
+      return (await t.one<{ n: number }>(prune.text, prune.values)).n;
+    });
+    if (n < batch) return;
   }
 }
 

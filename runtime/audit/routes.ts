@@ -11,7 +11,8 @@ import type { Principal } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { resolveScope } from '../tenancy/index.ts';
-import { decodeCursor, pageEntries, statistics, type AuditFilter, type PageRequest } from './query.ts';
+import { decodeCursor, pageEntries, type AuditFilter, type PageRequest } from './query.ts';
+import { rollupStatistics } from './statistics.ts';
 import { OUTCOMES } from './types.ts';
 
 export const DEFAULT_LIMIT = 50;
@@ -63,7 +64,7 @@ export function mountAuditRoutes(router: Router, options: AuditRouteOptions): vo
     const principal = await reader(koa);
     const range = statisticsRange(timeOf(koa, 'from'), timeOf(koa, 'to'), new Date());
     koa.set('Cache-Control', 'no-store');
-    koa.body = await statistics(db, scopeOf(koa, principal), range);
+    koa.body = await rollupStatistics(db, scopeOf(koa, principal), range);
   });
 }
 

@@ -23,6 +23,8 @@ export const LOCK_KEYS = {
   projectionIndexes: 7_305_648_312_030,
   /** Each batch of the audit retention sweep (audit/retention.ts). */
   auditRetention: 7_305_648_312_012,
+  /** Each batch of the audit statistics' rollup fold (audit/rollup.ts). */
+  auditRollup: 7_305_648_312_013,
   /** Each batch of the job retention sweep (jobs/retention.ts). */
   jobRetention: 7_305_648_312_041,
   /** Each fold of the job count deltas into the counters (jobs/counts.ts), and the truncate trigger of jobs migration 0004. */
@@ -37,6 +39,7 @@ export const LOCK_KEYS = {
   periodicJobCountsFold: 7_305_648_312_044,
   /** The retry of a contract migration held back at start (service/contracts.ts), one instance at a time. */
   periodicContractRetry: 7_305_648_312_050,
+  periodicAuditRollup: 7_305_648_312_024,
 } as const;
 
 /** The class (first int) of durable feed consumers' two-int keys; the second is hashtext(consumer name). */

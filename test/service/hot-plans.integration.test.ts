@@ -10,6 +10,7 @@
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { foldAuditRollups, pruneAudit } from '../../runtime/audit/index.ts';
 import { foldCounts } from '../../runtime/jobs/counts.ts';
 import { pruneBatch } from '../../runtime/jobs/retention.ts';
 import { TenantScope } from '../../runtime/tenancy/index.ts';
@@ -126,7 +127,9 @@ beforeAll(async () => {
     select 'r' || lpad(i::text, 7, '0'), 'w' || i % 2, '{}', case when (i / 200) % 20 = 5 then 'failed' else 'succeeded' end,
            't' || i % 200, '{"kind": "manual"}' from generate_series(1, 20000) i`);
   await foldCounts(db);
-  await db.none('analyze company; analyze svc_audit; analyze svc_jobs; analyze svc_job_counts; analyze svc_job_count_deltas; analyze svc_media; analyze svc_media_blobs; analyze svc_workflow_runs');
+  // The audit rollups hold every entry (a statistics read still plans its part after the watermark).
+  await foldAuditRollups(db, { batch: 5_000 });
+  await db.none('analyze svc_audit_daily; analyze svc_audit_daily_actors; analyze company; analyze svc_audit; analyze svc_jobs; analyze svc_job_counts; analyze svc_job_count_deltas; analyze svc_media; analyze svc_media_blobs; analyze svc_workflow_runs');
 }, 120_000);
 afterAll(() => service?.close());
 
@@ -159,9 +162,39 @@ describe('hot statements reach their rows through an index', { timeout: 60_000 }
     expectIndex(await planOf(statement), 'svc_audit', index);
   });
 
-  it('/audit/statistics reads the tenant\'s entries of the range only', async () => {
-    const statement = await statementOf('/audit/statistics', /from svc_audit a where/);
-    expectIndex(await planOf(statement), 'svc_audit', 'svc_audit_tenant_time');
+  it('/audit/statistics reads the tenant\'s rollups of whole days, and from the log its partial days and entries after the watermark only', async () => {
+    const statement = await statementOf('/audit/statistics', /from svc_audit_daily r where/);
+    const plan = await planOf(statement);
+    // The range's partial first day through the time index, the entries after the watermark through an id index; nothing else of the log.
+    expectIndex(plan, 'svc_audit', 'svc_audit_tenant_time');
+    const logScans = [...nodes(plan)].filter((node) => node['Relation Name'] === 'svc_audit' || node['Index Name']?.startsWith('svc_audit_'))
+      .filter((node) => !node['Index Name']?.startsWith('svc_audit_daily'));
+    expect(logScans.map((node) => node['Index Name'])).toEqual([
+      'svc_audit_tenant_time', expect.stringMatching(/^svc_audit_(tenant_id|pkey)$/),
+    ]);
+    expectIndex(plan, 'svc_audit_daily', 'svc_audit_daily_pkey');
+    expectIndex(plan, 'svc_audit_daily_actors', 'svc_audit_daily_actors_pkey');
+  });
+
+  it('the rollups\' fold reads the entries after its watermark by id; the retention sweep finds emptied days\' rollups by day', async () => {
+    const { db } = service.ctx;
+    // A new entry, then a fold (the service's own periodic fold may take it first: then again).
+    let fold: Captured | undefined;
+    for (let attempt = 0; attempt < 20 && !fold; attempt++) {
+      [fold] = await capture(/insert into svc_audit_daily as r/, async () => {
+        await db.none(`insert into svc_audit (tenant_id, actor_kind, action, outcome) values ($1, 'system', 'record.create', 'success')`, [TENANT]);
+        await foldAuditRollups(db);
+      });
+    }
+    expect(fold).toBeDefined();
+    const foldPlan = await planOf(fold!);
+    expectIndex(foldPlan, 'svc_audit', /^svc_audit_(pkey|id)$/);
+    // A retention horizon that empties nothing of the log (one day before the oldest entry), so only the rollups' prune is planned.
+    const prunes = await capture(/delete from svc_audit_daily\b/, () => pruneAudit(db, 400));
+    expect(prunes.length).toBeGreaterThan(0);
+    const prunePlan = await planOf(prunes[0]);
+    expectIndex(prunePlan, 'svc_audit_daily', 'svc_audit_daily_day');
+    expectIndex(prunePlan, 'svc_audit_daily_actors', 'svc_audit_daily_actors_day');
   });
 
   it('/jobs/stats reads the tenant\'s counters through their key, and its oldest queued job first', async () => {
