@@ -43,7 +43,7 @@ export const RUNTIME_REFERENCE_TABLES = [
   'svc_users', 'svc_sessions', 'svc_refresh_tokens', 'svc_oauth_identities', 'svc_worker_tokens', 'svc_history_coverage',
 ] as const;
 /** The first is the co-location anchor. */
-export const RUNTIME_DISTRIBUTED_TABLES = ['svc_events', 'svc_changes', 'svc_audit', 'svc_media_blobs', 'svc_media'] as const;
+export const RUNTIME_DISTRIBUTED_TABLES = ['svc_events', 'svc_changes', 'svc_audit', 'svc_media_blobs', 'svc_media', 'svc_tenant_heads', 'svc_audit_daily', 'svc_audit_daily_actors'] as const;
 export const ANCHOR = RUNTIME_DISTRIBUTED_TABLES[0];
 export const DISTRIBUTION_COLUMN = 'tenant_id';
 

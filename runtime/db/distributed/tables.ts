@@ -14,6 +14,8 @@ export type Placement = 'distributed' | 'reference' | 'coordinator' | 'catalog';
  */
 export const DISTRIBUTED: ReadonlySet<string> = new Set([
   'svc_events', 'svc_changes', 'svc_audit', 'svc_media', 'svc_media_blobs',
+  // The per-tenant feed heads (ADR 025 decision 4) and the audit's daily rollups (ADR 022): a tenant's rows too.
+  'svc_tenant_heads', 'svc_audit_daily', 'svc_audit_daily_actors',
 ]);
 
 /** Read on every request, written rarely: one copy per node. */

@@ -10,8 +10,8 @@
 --   add model Ticket
 
 create table "activity" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
@@ -21,15 +21,15 @@ create table "activity" (
   "done" boolean not null default false,
   "contact_id" text,
   "deal_id" text,
-  constraint "activity_kind_check" check ("kind" in ('call', 'email', 'meeting', 'task'))
+  constraint "activity_kind_check" check ("kind" in ('call', 'email', 'meeting', 'task')),
+  primary key ("tenant_id", "id")
 );
-create index "activity_tenant_id_tidx" on "activity" ("tenant_id", "id");
-create index "activity_contact_id_idx" on "activity" ("contact_id");
-create index "activity_deal_id_idx" on "activity" ("deal_id");
+create index "activity_contact_id_tidx" on "activity" ("tenant_id", "contact_id");
+create index "activity_deal_id_tidx" on "activity" ("tenant_id", "deal_id");
 
 create table "company" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
@@ -40,15 +40,15 @@ create table "company" (
   "website" text,
   "logo" text,
   "address" jsonb,
-  "tags" jsonb
+  "tags" jsonb,
+  primary key ("tenant_id", "id")
 );
-create index "company_tenant_id_tidx" on "company" ("tenant_id", "id");
 create unique index "company_name_tkey" on "company" ("tenant_id", "name") nulls not distinct where "deleted_at" is null and "name" is not null;
 create index "company_logo_idx" on "company" ("logo");
 
 create table "contact" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
@@ -58,16 +58,16 @@ create table "contact" (
   "phone" text,
   "company_id" text,
   "vip" boolean not null default false,
-  "last_contact_at" timestamptz
+  "last_contact_at" timestamptz,
+  primary key ("tenant_id", "id")
 );
-create index "contact_tenant_id_tidx" on "contact" ("tenant_id", "id");
 create unique index "contact_email_tkey" on "contact" ("tenant_id", "email") nulls not distinct where "deleted_at" is null and "email" is not null;
-create index "contact_company_id_idx" on "contact" ("company_id");
+create index "contact_company_id_tidx" on "contact" ("tenant_id", "company_id");
 create index "contact_last_contact_at_tidx" on "contact" ("tenant_id", "last_contact_at", "id");
 
 create table "deal" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
@@ -79,44 +79,44 @@ create table "deal" (
   "invoiced" boolean,
   "company_id" text not null,
   "contact_id" text,
-  constraint "deal_stage_check" check ("stage" in ('lead', 'qualified', 'proposal', 'won', 'lost'))
+  constraint "deal_stage_check" check ("stage" in ('lead', 'qualified', 'proposal', 'won', 'lost')),
+  primary key ("tenant_id", "id")
 );
-create index "deal_tenant_id_tidx" on "deal" ("tenant_id", "id");
 create index "deal_stage_tidx" on "deal" ("tenant_id", "stage", "id");
-create index "deal_company_id_idx" on "deal" ("company_id");
-create index "deal_contact_id_idx" on "deal" ("contact_id");
+create index "deal_company_id_tidx" on "deal" ("tenant_id", "company_id");
+create index "deal_contact_id_tidx" on "deal" ("tenant_id", "contact_id");
 
 create table "line_item" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
   "deal_id" text not null,
   "product_id" text not null,
   "quantity" double precision not null default 1,
-  "order" double precision not null
+  "order" double precision not null,
+  primary key ("tenant_id", "id")
 );
-create index "line_item_tenant_id_tidx" on "line_item" ("tenant_id", "id");
-create index "line_item_deal_id_idx" on "line_item" ("deal_id");
-create index "line_item_product_id_idx" on "line_item" ("product_id");
+create index "line_item_deal_id_tidx" on "line_item" ("tenant_id", "deal_id");
+create index "line_item_product_id_tidx" on "line_item" ("tenant_id", "product_id");
 
 create table "note" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
   "body" text not null,
   "contact_id" text not null,
-  "pinned" boolean default false
+  "pinned" boolean default false,
+  primary key ("tenant_id", "id")
 );
-create index "note_tenant_id_tidx" on "note" ("tenant_id", "id");
-create index "note_contact_id_idx" on "note" ("contact_id");
+create index "note_contact_id_tidx" on "note" ("tenant_id", "contact_id");
 
 create table "product" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
@@ -124,14 +124,14 @@ create table "product" (
   "sku" text not null,
   "price" double precision not null,
   "description" text,
-  "active" boolean not null default true
+  "active" boolean not null default true,
+  primary key ("tenant_id", "id")
 );
-create index "product_tenant_id_tidx" on "product" ("tenant_id", "id");
 create unique index "product_sku_tkey" on "product" ("tenant_id", "sku") nulls not distinct where "deleted_at" is null and "sku" is not null;
 
 create table "ticket" (
-  "id" text primary key,
-  "tenant_id" text,
+  "id" text not null,
+  "tenant_id" text not null,
   "created_at" timestamptz not null default now(),
   "updated_at" timestamptz not null default now(),
   "deleted_at" timestamptz,
@@ -142,25 +142,25 @@ create table "ticket" (
   "user" text,
   "opened_at" timestamptz,
   constraint "ticket_priority_check" check ("priority" in ('low', 'normal', 'high', 'urgent')),
-  constraint "ticket_status_check" check ("status" in ('open', 'pending', 'closed'))
+  constraint "ticket_status_check" check ("status" in ('open', 'pending', 'closed')),
+  primary key ("tenant_id", "id")
 );
-create index "ticket_tenant_id_tidx" on "ticket" ("tenant_id", "id");
-create index "ticket_company_id_idx" on "ticket" ("company_id");
+create index "ticket_company_id_tidx" on "ticket" ("tenant_id", "company_id");
 
-alter table "activity" add constraint "activity_contact_id_fkey" foreign key ("contact_id") references "contact" ("id") on delete set null;
+alter table "activity" add constraint "activity_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete set null ("contact_id");
 
-alter table "activity" add constraint "activity_deal_id_fkey" foreign key ("deal_id") references "deal" ("id") on delete set null;
+alter table "activity" add constraint "activity_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete set null ("deal_id");
 
-alter table "contact" add constraint "contact_company_id_fkey" foreign key ("company_id") references "company" ("id") on delete set null;
+alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id");
 
-alter table "deal" add constraint "deal_company_id_fkey" foreign key ("company_id") references "company" ("id") on delete restrict;
+alter table "deal" add constraint "deal_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete restrict;
 
-alter table "deal" add constraint "deal_contact_id_fkey" foreign key ("contact_id") references "contact" ("id") on delete set null;
+alter table "deal" add constraint "deal_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete set null ("contact_id");
 
-alter table "line_item" add constraint "line_item_deal_id_fkey" foreign key ("deal_id") references "deal" ("id") on delete restrict;
+alter table "line_item" add constraint "line_item_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete restrict;
 
-alter table "line_item" add constraint "line_item_product_id_fkey" foreign key ("product_id") references "product" ("id") on delete restrict;
+alter table "line_item" add constraint "line_item_product_id_tfkey" foreign key ("tenant_id", "product_id") references "product" ("tenant_id", "id") on delete restrict;
 
-alter table "note" add constraint "note_contact_id_fkey" foreign key ("contact_id") references "contact" ("id") on delete restrict;
+alter table "note" add constraint "note_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete restrict;
 
-alter table "ticket" add constraint "ticket_company_id_fkey" foreign key ("company_id") references "company" ("id") on delete set null;
+alter table "ticket" add constraint "ticket_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id");
