@@ -69,11 +69,12 @@ export async function rollupStatistics(db: Db, scope: TenantScope, range: { from
       if (covered < to) parts.push(logRows(scope, covered, to));
       parts.push(logRows(scope, first, covered, sql`and a.id > ${sql.value(state.folded_to, 'bigint')}`));
     }
-    const tenant = sql`coalesce(${scope.stamp()}, '')`;
-    // The days are bound untyped (as dates, from the column): a text cast to date would hide their values from the planner.
+    // The scope's rows of the rollups (the global scope is '', ADR 025); the days are bound untyped
+    // (as dates, from the column): a text cast to date would hide their values from the planner.
+    const mine = scope.over(sql`r.tenant_id`);
     const days = rollups
-      ? sql`r.tenant_id = ${tenant} and r.day >= ${sql.value(dayOf(first))} and r.day < ${sql.value(dayOf(end))}`
-      : sql`false`;
+      ? sql`${mine} and r.day >= ${sql.value(dayOf(first))} and r.day < ${sql.value(dayOf(end))}`
+      : sql`${mine} and false`;
     return t.one(compile(sql`
       with e as materialized (${sql.join(parts, ' union all ')}),
       g as materialized (

@@ -38,7 +38,7 @@ async function seedEntries(days: number, n: number, tag: string): Promise<void> 
            (array['record.create', 'record.update', 'record.delete', 'auth.login'])[1 + i % 4],
            case when i % 5 = 0 then null else (array['Company', 'Contact', 'User'])[1 + i % 3] end, 'e' || i,
            case when i % 11 = 0 then 'denied' when i % 17 = 0 then 'error' else 'success' end
-      from generate_series(1, $2::int) i, unnest($4::text[]) as t(tenant)`, [days, n, tag, TENANTS]);
+      from generate_series(1, $2::int) i, unnest($4::text[]) as u(t0), lateral (select coalesce(u.t0, '') as tenant) t`, [days, n, tag, TENANTS]);
 }
 
 /** Ranges that cut days at every kind of place: midnight-aligned, partial at either end, within one day, up to now and beyond the log. */

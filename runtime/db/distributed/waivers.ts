@@ -46,8 +46,23 @@ const WAIVERS: readonly Waiver[] = [
   },
   {
     reason: 'the projections\' refresh and build statements: one statement for a batch of records of several tenants, base and projection matched on their key (tenant_id, id), co-located: a multi-shard statement on Citus (ADR 025, layout 3), kept as one statement per batch so a refresh on one node stays one round trip',
-    kinds: ['unpinned'],
+    kinds: ['unpinned', 'two-tenants'],
     match: /delete from "[a-z0-9_]+_projection" p\b/,
+  },
+  {
+    reason: 'the per-tenant feed (ADR 025 decision 4): the durable consumer finds the tenants whose head is past its cursor, one row per tenant, a multi-shard read of svc_tenant_heads that Citus merges; every page it then reads is pinned to one tenant',
+    kinds: ['unpinned'],
+    match: /^\s*select h\.tenant_id, h\.last_seq, coalesce\(c\.position, 0\) as position from svc_tenant_heads h left join svc_feed_tenant_cursors c on c\.consumer = /,
+  },
+  {
+    reason: 'the per-tenant feed (ADR 025 decision 4): one round trip carries the pages of several tenants, one read-only statement per tenant, each pinned to its tenant (single-shard on Citus); together they are a multi-shard read, never a write',
+    kinds: ['two-tenants'],
+    match: /^\s*select u\.\*, \(extract\(epoch from clock_timestamp\(\) - u\.occurred_at\) \* 1000\)::float8 as age_ms from \(\(select x\.tx::text as tx, x\.seq, x\.tenant_seq,/,
+  },
+  {
+    reason: 'the per-tenant feed (ADR 025 decision 4): a subscription that resumes `after` an event id looks the id up once (an index on id on every shard) to learn its tenant and place, which it then checks against the subscriber\'s scope',
+    kinds: ['unpinned'],
+    match: /^\s*select tenant_id, tenant_seq from svc_events where id = \$1::text union all select tenant_id, tenant_seq from svc_changes where id = \$2::text limit 1\s*$/,
   },
   {
     reason: 'a projection rebuild (an operator\'s command) empties the projection and replays the whole log in global seq order: per tenant, by the per-tenant cursor, on Citus (ADR 025, feed cursor)',

@@ -23,6 +23,6 @@ create or replace function svc_tenant_seq_next(tenant text) returns bigint
     returning last_seq
   $$;
 -- step 2 online: unique index on svc_events (tenant_id, tenant_seq) for the per-tenant feed
-create unique index concurrently if not exists svc_events_tenant_seq on svc_events (tenant_id, tenant_seq) where tenant_seq is not null;
+create unique index concurrently if not exists svc_events_tenant_position on svc_events (tenant_id, tenant_seq) where tenant_seq is not null;
 -- step 3 online: unique index on svc_changes (tenant_id, tenant_seq) for the per-tenant feed
-create unique index concurrently if not exists svc_changes_tenant_seq on svc_changes (tenant_id, tenant_seq) where tenant_seq is not null;
+create unique index concurrently if not exists svc_changes_tenant_position on svc_changes (tenant_id, tenant_seq) where tenant_seq is not null;
