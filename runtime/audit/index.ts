@@ -83,7 +83,10 @@ export const audit = defineCapability({
     if (policy !== 'off') ctx.observeErrors(deniedAttempts(log));
     ctx.services.openapi.add(AUDIT_PATHS);
     // The statistics' rollups are folded whatever the policy: entries written before `off` are still read.
-    const rollups = startRollups(ctx.db, ctx.log);
+    // Not on the embedded database (the dev server's, one session): there the fold's periodic run
+    // stalled the start (not understood yet, an open item of ADR 022), and the statistics read a
+    // log that holds no watermark from the log itself, which a dev database's size allows.
+    const rollups = ctx.dbKind === 'embedded' ? { stop: async () => {} } : startRollups(ctx.db, ctx.log);
     const sweep = retainDays === null ? null : startSweep(ctx.db, retainDays, ctx.log, (rows) => log.pruned(rows));
     return {
       async stop() {

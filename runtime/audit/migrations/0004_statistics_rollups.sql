@@ -59,3 +59,8 @@ create table svc_audit_rollup_state (
   updated_at timestamptz not null default now()
 );
 insert into svc_audit_rollup_state default values;
+-- The fold reads the log after its watermark in id order across tenants; the
+-- log's key is (tenant_id, id) since layout 3 (0003), so it needs its own
+-- index on id, built without blocking the log's writers.
+-- step 2 online: add index svc_audit_id on svc_audit (id), the fold's walk past its watermark
+create index concurrently if not exists svc_audit_id on svc_audit (id);
