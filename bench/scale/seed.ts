@@ -65,7 +65,9 @@ export const QUEUE = 'q1';
 /** A ULID-shaped id (26 Crockford characters, ordered by n): `prefix` of 4, n in 22 digits. */
 const idOf = (prefix: string, n: string) => sql`${sql.raw(`'${prefix}'`)} || lpad(${sql.raw(n)}::text, 22, '0')`;
 /** 1,000 tenants t0001..t1000 and, for one n in 1,001, the global scope (null). */
-const TENANT_OF = sql.raw(`case when n % 1001 = 0 then null else 't' || lpad((n % 1001)::text, 4, '0') end`);
+// The global scope is '' in the tenant tables (layout 3, ADR 025) and null in the jobs' (coordinator-local).
+const TENANT_OF = sql.raw(`case when n % 1001 = 0 then '' else 't' || lpad((n % 1001)::text, 4, '0') end`);
+const JOB_TENANT_OF = sql.raw(`case when n % 1001 = 0 then null else 't' || lpad((n % 1001)::text, 4, '0') end`);
 const CHUNK = 1_000_000;
 
 async function chunked(db: Db, total: number, write: (from: number, to: number) => Promise<void>): Promise<void> {
@@ -102,7 +104,7 @@ async function seedEvents(db: Db, s: Sizes, say: (line: string) => void): Promis
       select ${idOf('01JE', 'n')}, 'Deal', ${idOf('01JD', 'd')}, v, case when v = 1 then 'Created' else 'Updated' end,
              jsonb_build_object('title', 'Deal ' || d), 'u' || (d % 5000),
              case when d > ${sql.value(s.records, 'bigint')} then ${sql.value(BIG_TENANT, 'text')}
-                  when d % 1001 = 0 then null else 't' || lpad((d % 1001)::text, 4, '0') end,
+                  when d % 1001 = 0 then '' else 't' || lpad((d % 1001)::text, 4, '0') end,
              now() - make_interval(secs => (${sql.value(s.events, 'bigint')} - n) / 1000.0)
         from ${range(from, to)}, lateral (select ((n - 1) % ${sql.value(deals, 'bigint')}) + 1 as d, ((n - 1) / ${sql.value(deals, 'bigint')})::int + 1 as v) x`);
     say(`events ${to.toLocaleString('en')} / ${s.events.toLocaleString('en')}`);
@@ -131,7 +133,7 @@ async function seedJobs(db: Db, s: Sizes, say: (line: string) => void): Promise<
       select ${idOf('01JJ', 'n')}, 'q' || (n % 20), 'send', '{"to": "someone"}'::jsonb,
              case when n % 100 < 2 then 'queued' when n % 100 = 2 then 'dead' else 'succeeded' end,
              case when n % 100 < 2 then 0 else 1 end, case when n % 100 > 2 then '{"ok": true}'::jsonb end,
-             case when n % 100 = 2 then 'failed for good' end, ${TENANT_OF},
+             case when n % 100 = 2 then 'failed for good' end, ${JOB_TENANT_OF},
              now() - make_interval(secs => (${sql.value(s.jobs, 'bigint')} - n) / 100.0), now() - make_interval(secs => (${sql.value(s.jobs, 'bigint')} - n) / 100.0)
         from ${range(from, to)}`);
     say(`jobs ${to.toLocaleString('en')} / ${s.jobs.toLocaleString('en')}`);
@@ -139,7 +141,7 @@ async function seedJobs(db: Db, s: Sizes, say: (line: string) => void): Promise<
   // The lease bench's queue has a backlog at every size (1,000 more queued jobs, the oldest first).
   await db.none(sql`
     insert into svc_jobs (id, queue, kind, payload, tenant_id, created_at, visible_at)
-    select ${idOf('01JK', 'n')}, ${sql.value(QUEUE, 'text')}, 'send', '{"to": "someone"}'::jsonb, ${TENANT_OF},
+    select ${idOf('01JK', 'n')}, ${sql.value(QUEUE, 'text')}, 'send', '{"to": "someone"}'::jsonb, ${JOB_TENANT_OF},
            now() - interval '1 day' + make_interval(secs => n), now() - interval '1 day' + make_interval(secs => n)
       from ${range(1, 1_000)}`);
 }

@@ -101,7 +101,9 @@ describe('backfill progress on the realtime channel `migrations`', () => {
     for (const [i, f] of batches.entries()) {
       expect(f).toMatchObject({ file: 'test:progress/0002_fill.sql', step: 1, table: 'progress', estimatedTotal: 20_000 });
       if (i > 0) {
-        expect(f.rowsDone).toBeGreaterThan(batches[i - 1].rowsDone);
+        // The last batch may be empty (the one before ended on the last row): it says 100 % at the same count.
+        if (i < batches.length - 1) expect(f.rowsDone).toBeGreaterThan(batches[i - 1].rowsDone);
+        else expect(f.rowsDone).toBeGreaterThanOrEqual(batches[i - 1].rowsDone);
         expect(f.percent).toBeGreaterThanOrEqual(batches[i - 1].percent);
       }
       expect(f.percent).toBe(i === batches.length - 1 ? 100 : Math.min(99, Math.floor(f.rowsDone / 200)));
