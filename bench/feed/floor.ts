@@ -12,7 +12,7 @@ const notify = process.env.BENCH_NOTIFY === '1';
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.SVC_DB_POOL_SIZE ?? 20) });
 pool.on('error', () => undefined); // an idle connection ended by the database's drop at teardown
 const SQL = `with created as (
-    insert into "item" ("id", "tenant_id", "name", "price") values ($1, null, $2, $3)
+    insert into "item" ("id", "tenant_id", "name", "price") values ($1, '', $2, $3)
     returning "id", "tenant_id" as "tenantId", "created_at" as "createdAt", "name", "price"
   ), appended as (
     insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)

@@ -51,7 +51,7 @@ function floorStatements(pool: pg.Pool) {
     const { rows } = await pool.query({
       name: 'floor_create',
       text: `with created as (
-         insert into "item" ("id", "tenant_id", "name", "price") values ($1, null, $2, $3) returning ${ITEM_COLUMNS}
+         insert into "item" ("id", "tenant_id", "name", "price") values ($1, '', $2, $3) returning ${ITEM_COLUMNS}
        ), appended as (
          insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
          select $4, 'Item', $1, 1, 'Created', to_jsonb(created), 'bench', null from created
@@ -65,7 +65,7 @@ function floorStatements(pool: pg.Pool) {
     return rows[0];
   };
   const records = async () => (await pool.query({
-    name: 'floor_records', text: `select ${ITEM_COLUMNS} from "item" where "deleted_at" is null and "tenant_id" is null order by "id" limit 20`,
+    name: 'floor_records', text: `select ${ITEM_COLUMNS} from "item" where "deleted_at" is null and "tenant_id" = '' order by "id" limit 20`,
   })).rows;
   return { create, records };
 }
@@ -199,10 +199,10 @@ declare
 begin
   insert into pgl.item (name, price) values (name, price) returning * into created;
   insert into public.svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-    values (event_id, 'PglItem', created.id, 1, 'Created', to_jsonb(created), 'bench', null);
+    values (event_id, 'PglItem', created.id, 1, 'Created', to_jsonb(created), 'bench', '');
   insert into public.svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id,
                                 outcome, changes, ip, user_agent, request_id)
-    values (null, 'user', 'bench', 'Sales', 'record.create', 'PglItem', created.id, event_id,
+    values ('', 'user', 'bench', 'Sales', 'record.create', 'PglItem', created.id, event_id,
             'success', jsonb_build_object('name', name, 'price', price), '127.0.0.1', null, null);
   return created;
 end $$;
