@@ -41,8 +41,8 @@ function values(model: 'Plain' | 'Bound'): unknown[] {
   const id = newId();
   const eventId = newId();
   const common = [
-    id, null, 'bench', 1, eventId, model, id, 'Created', 'bench', null,
-    null, 'user', 'bench', 'Sales', 'record.create', model, id, eventId, 'success', '{"name":"bench","price":1}', '127.0.0.1', 'autocannon', newId(),
+    id, '', 'bench', 1, eventId, model, id, 'Created', 'bench', '',
+    '', 'user', 'bench', 'Sales', 'record.create', model, id, eventId, 'success', '{"name":"bench","price":1}', '127.0.0.1', 'autocannon', newId(),
   ];
   if (model === 'Plain') return common;
   const jobId = newMonotonicId();
@@ -53,7 +53,7 @@ function values(model: 'Plain' | 'Bound'): unknown[] {
   return [
     ...common,
     jobId, 'actions', 'priced', JSON.stringify(base), 'id', 'name', 'price', `${eventId}:priced`, 5, 0, null, 'bench',
-    newId(), 'Job', jobId, 'JobEnqueued', '{"queue":"actions","kind":"priced","priority":0,"maxAttempts":5}', 'bench', null,
+    newId(), 'Job', jobId, 'JobEnqueued', '{"queue":"actions","kind":"priced","priority":0,"maxAttempts":5}', 'bench', '',
   ];
 }
 

@@ -16,7 +16,7 @@ const SQL = `with created as (
     returning "id", "tenant_id" as "tenantId", "created_at" as "createdAt", "name", "price"
   ), appended as (
     insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-    select $4, 'Item', $1, 1, 'Created', to_jsonb(created), 'bench', null from created
+    select $4, 'Item', $1, 1, 'Created', to_jsonb(created), 'bench', '' from created
   )
   select created.* ${notify ? `, pg_notify('bench_floor', $1) as notified` : ''} from created`;
 

@@ -71,7 +71,7 @@ export function svcJobs(
           from generate_series(1, $2::int) i`, [jobPrefix, jobs]);
       await client.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
         select $2 || lpad(i::text, 10, '0'), 'Job', $1 || lpad(i::text, 10, '0'), 1, 'JobEnqueued',
-               jsonb_build_object('queue', 'bench', 'kind', 'noop', 'priority', 0, 'maxAttempts', 5), 'bench', null
+               jsonb_build_object('queue', 'bench', 'kind', 'noop', 'priority', 0, 'maxAttempts', 5), 'bench', ''
           from generate_series(1, $3::int) i`, [jobPrefix, eventPrefix, jobs]);
     }, beforeCommit),
     remaining: () => count(pool, `select ((select count(*) from svc_jobs where queue = 'bench' and status = 'queued')

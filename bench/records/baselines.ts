@@ -14,8 +14,8 @@ import pg from 'pg';
 import { newId as ulid } from '../../runtime/ids.ts'; // ULIDs from pooled randomness: the fastest raw way
 
 /** `rows` items (ids in key order) in `table`: what the read rows page through. */
-export const seedItemsSql = (table: string, rows: number) => `insert into ${table} ("id", "name", "price")
-  select lpad(i::text, 26, '0'), 'item ' || i, i from generate_series(1, ${rows}) as i`;
+export const seedItemsSql = (table: string, rows: number) => `insert into ${table} ("id", "tenant_id", "name", "price")
+  select lpad(i::text, 26, '0'), '', 'item ' || i, i from generate_series(1, ${rows}) as i`;
 
 /** The records benches' database: `rows` items for svc-gen and the floor, PostGraphile's copy with as many, analysed. */
 export async function prepareRecordsDatabase(db: { none(sql: string): Promise<unknown>; multi(sql: string): Promise<unknown> }, rows: number) {
@@ -54,10 +54,10 @@ function floorStatements(pool: pg.Pool) {
          insert into "item" ("id", "tenant_id", "name", "price") values ($1, '', $2, $3) returning ${ITEM_COLUMNS}
        ), appended as (
          insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-         select $4, 'Item', $1, 1, 'Created', to_jsonb(created), 'bench', null from created
+         select $4, 'Item', $1, 1, 'Created', to_jsonb(created), 'bench', '' from created
        ), audited as (
          insert into svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
-         select null, 'user', 'bench', 'Sales', 'record.create', 'Item', $1, $4, 'success', $5::jsonb, '127.0.0.1', null, null from created
+         select '', 'user', 'bench', 'Sales', 'record.create', 'Item', $1, $4, 'success', $5::jsonb, '127.0.0.1', null, null from created
        )
        select created.* from created`,
       values: [id, data.name, data.price, ulid(), JSON.stringify(data)],
@@ -259,10 +259,10 @@ function enqueueStatement(pool: pg.Pool) {
          returning id
        ), appended as (
          insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
-         select $5, 'Job', created.id, 1, 'JobEnqueued', $6::jsonb, 'bench', null from created
+         select $5, 'Job', created.id, 1, 'JobEnqueued', $6::jsonb, 'bench', '' from created
        ), audited as (
          insert into svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
-         select null, 'user', 'bench', 'Viewer', 'job.enqueue', 'Job', created.id, $5, 'success', $6::jsonb, '127.0.0.1', null, null from created
+         select '', 'user', 'bench', 'Viewer', 'job.enqueue', 'Job', created.id, $5, 'success', $6::jsonb, '127.0.0.1', null, null from created
        )
        select id from created`,
       values: [id, body.queue, body.kind, JSON.stringify(body.payload ?? {}), eventId, changes],
