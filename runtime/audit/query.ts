@@ -50,7 +50,8 @@ const scoped = (scope: TenantScope, statement: Sql) => compile(statement, { scop
 
 
 const OCCURRED_AT = sql.raw(isoUtcSql('a.occurred_at'));
-const LAST_AT = sql.raw(isoUtcSql('last_at'));
+/** An actor's last entry as the API's ISO timestamp. */
+export const LAST_AT = sql.raw(isoUtcSql('last_at'));
 
 export async function pageEntries(db: Db, scope: TenantScope, filter: AuditFilter, page: PageRequest): Promise<AuditPage> {
   const where = conditions(scope, filter);
@@ -98,7 +99,8 @@ export interface AuditStatistics {
   readonly range: { from: string; to: string };
 }
 
-const TOP_ACTORS = 10;
+/** Actors a statistics answer names, the busiest first. */
+export const TOP_ACTORS = 10;
 
 /**
  * Every figure from one statement: one snapshot, so the parts add up. The
@@ -117,6 +119,12 @@ export async function statistics(db: Db, scope: TenantScope, range: { from: Date
             (select coalesce(jsonb_agg(jsonb_build_object('actorId', actor_id, 'count', n, 'lastAt', ${LAST_AT}) order by n desc, actor_id), '[]')
                from (select actor_id, count(*)::int n, max(occurred_at) last_at from e where actor_id is not null
                       group by actor_id order by n desc, actor_id limit ${sql.value(TOP_ACTORS, 'int')}) x) as top_actors`));
+  return toStatistics(row, range);
+}
+
+/** A statistics row (direct count or rollups, statistics.ts) as the API answers it. */
+export function toStatistics(row: { total: number; by_action: AuditStatistics['byAction']; by_outcome: AuditStatistics['byOutcome'];
+  by_entity_type: AuditStatistics['byEntityType']; top_actors: AuditStatistics['topActors'] }, range: { from: Date; to: Date }): AuditStatistics {
   return {
     total: row.total,
     byAction: row.by_action,

@@ -19,14 +19,12 @@
  * Without a rollup day in range (a range within one day, or nothing folded
  * yet), the whole range is counted from the log, as before the rollups.
  */
-import { isoUtcSql, type Db } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';
 import type { TenantScope } from '../tenancy/index.ts';
-import type { AuditStatistics } from './query.ts';
+import { LAST_AT, toStatistics, TOP_ACTORS, type AuditStatistics } from './query.ts';
 
 const DAY_MS = 86_400_000;
-const TOP_ACTORS = 10;
-const LAST_AT = sql.raw(isoUtcSql('last_at'));
 
 interface RollupState {
   /** Every entry with an id up to this one is in the rollups, no other. */
@@ -97,12 +95,5 @@ export async function rollupStatistics(db: Db, scope: TenantScope, range: { from
              (select coalesce(jsonb_agg(jsonb_build_object('actorId', actor_id, 'count', n, 'lastAt', ${LAST_AT}) order by n desc, actor_id), '[]')
                 from actors) as top_actors`, { scope }));
   });
-  return {
-    total: row.total,
-    byAction: row.by_action,
-    byOutcome: row.by_outcome,
-    byEntityType: row.by_entity_type,
-    topActors: row.top_actors,
-    range: { from: range.from.toISOString(), to: range.to.toISOString() },
-  };
+  return toStatistics(row, range);
 }
