@@ -88,6 +88,12 @@ alter table "contact" alter column "kind_plain" set not null`,
     settings: { walPaceSecs: 30 },
   },
   {
+    // The same change with the closing vacuum unthrottled (SVC_MIGRATE_VACUUM_COST_DELAY_MS=0, a manual vacuum's Postgres default), to compare in one run.
+    name: 'make required, vacuum unthrottled',
+    safe: makeRequired('kind_unthrottled'),
+    settings: { vacuumCostDelayMs: 0 },
+  },
+  {
     name: 'add column, volatile default',
     safe: `${HEADER('Contact.token')}-- step 1 transactional: Contact.token, new rows get a fresh one
 alter table "contact" add column "token_safe" uuid;

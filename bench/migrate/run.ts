@@ -99,7 +99,7 @@ async function seed(client: pg.Client): Promise<void> {
     create table "contact" (
       "id" text not null, "tenant_id" text not null, "email" text not null, "name" text not null,
       "n" integer not null, "company_id" text, "created_at" timestamptz not null default now(),
-      "kind_safe" text, "kind_plain" text, "kind_paced" text
+      "kind_safe" text, "kind_plain" text, "kind_paced" text, "kind_unthrottled" text
     )`);
   await client.query(`insert into "contact" ("id", "tenant_id", "email", "name", "n", "company_id")
     select lpad(to_hex(g), 26, '0'), 't' || (g % 100), 'user' || g || '@example.com', 'Name ' || g, g, 'c' || (g % 1000)

@@ -14,8 +14,8 @@ describe('settingsFromEnv', () => {
     expect(settingsFromEnv({
       SVC_MIGRATE_LOCK_TIMEOUT_MS: '250', SVC_MIGRATE_STATEMENT_TIMEOUT_MS: '0', SVC_MIGRATE_DEADLINE_SECS: '30',
       SVC_MIGRATE_BATCH_ROWS: '500', SVC_MIGRATE_BATCH_PAUSE_MS: '0', SVC_MIGRATE_BATCH_TARGET_MS: '50', SVC_MIGRATE_CONTRACT_RETRY_SECS: '5',
-      SVC_MIGRATE_WAL_PACE_SECS: '30',
-    })).toEqual({ lockTimeoutMs: 250, statementTimeoutMs: 0, deadlineSecs: 30, batchRows: 500, batchPauseMs: 0, batchTargetMs: 50, contractRetrySecs: 5, walPaceSecs: 30 });
+      SVC_MIGRATE_WAL_PACE_SECS: '30', SVC_MIGRATE_VACUUM_COST_DELAY_MS: '0',
+    })).toEqual({ lockTimeoutMs: 250, statementTimeoutMs: 0, deadlineSecs: 30, batchRows: 500, batchPauseMs: 0, batchTargetMs: 50, contractRetrySecs: 5, walPaceSecs: 30, vacuumCostDelayMs: 0 });
   });
 
   it('refuses a malformed value, naming the variable', () => {

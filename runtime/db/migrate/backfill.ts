@@ -122,8 +122,25 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
   }
   run.log.info({ table }, `${run.what}: vacuum (analyze) ${table}`);
   await report(t, run.file, run.step, progressOf(run, counts(), 'vacuum', true));
-  await t.none(`${marker(run.claimant)} vacuum (analyze) ${sql.text(ident)}`);
+  await vacuum(t, run, ident);
   await report(t, run.file, run.step, progressOf(run, counts(), 'done', true));
+}
+
+/**
+ * `vacuum (analyze)` at the runner's cost delay (vacuumCostDelayMs, with
+ * autovacuum's cost limit 200), set for the session around it and reset
+ * after it, as runOnline sets lock_timeout: a vacuum cannot run in a
+ * transaction, so SET LOCAL is no option.
+ */
+async function vacuum(t: Db | Tx, run: BackfillRun, ident: Sql): Promise<void> {
+  await t.none(compile(sql`select set_config('vacuum_cost_delay', ${sql.value(`${run.settings.vacuumCostDelayMs}ms`)}, false),
+    set_config('vacuum_cost_limit', '200', false)`));
+  try {
+    await t.none(`${marker(run.claimant)} vacuum (analyze) ${sql.text(ident)}`);
+  } finally {
+    await t.none(`select set_config('vacuum_cost_delay', (select reset_val from pg_settings where name = 'vacuum_cost_delay'), false),
+      set_config('vacuum_cost_limit', (select reset_val from pg_settings where name = 'vacuum_cost_limit'), false)`);
+  }
 }
 
 /** The longest single pause of the WAL pacing: other sessions' WAL counts too, and must not stop a backfill for long. */

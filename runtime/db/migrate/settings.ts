@@ -28,6 +28,15 @@ export interface MigrateSettings {
    * default): no pacing. Unmeasured so far (ADR 019), hence off.
    */
   readonly walPaceSecs: number;
+  /**
+   * SVC_MIGRATE_VACUUM_COST_DELAY_MS: the `vacuum_cost_delay` of the
+   * `vacuum (analyze)` that closes a backfill. A manual vacuum runs
+   * unthrottled (Postgres' default 0); on a table whose every row the
+   * backfill rewrote it dirties every page at full speed and its WAL lands in
+   * the next checkpoint, where clients' commits wait. 2 (the default) is
+   * autovacuum's own throttle; 0: unthrottled.
+   */
+  readonly vacuumCostDelayMs: number;
   /** SVC_MIGRATE_CONTRACT_RETRY_SECS: how often a running service looks again at a contract migration held back at its start. */
   readonly contractRetrySecs: number;
 }
@@ -40,6 +49,7 @@ export const DEFAULT_SETTINGS: MigrateSettings = {
   batchTargetMs: 100,
   batchPauseMs: 20,
   walPaceSecs: 0,
+  vacuumCostDelayMs: 2,
   contractRetrySecs: 15,
 };
 
@@ -52,6 +62,7 @@ export const MIGRATE_VARIABLES: Record<keyof MigrateSettings, readonly [name: st
   batchTargetMs: ['SVC_MIGRATE_BATCH_TARGET_MS', 1, 60_000],
   batchPauseMs: ['SVC_MIGRATE_BATCH_PAUSE_MS', 0, 60_000],
   walPaceSecs: ['SVC_MIGRATE_WAL_PACE_SECS', 0, 3_600],
+  vacuumCostDelayMs: ['SVC_MIGRATE_VACUUM_COST_DELAY_MS', 0, 100],
   contractRetrySecs: ['SVC_MIGRATE_CONTRACT_RETRY_SECS', 1, 86_400],
 };
 
