@@ -133,12 +133,12 @@ export async function runBackfill(t: Db | Tx, run: BackfillRun): Promise<void> {
  * transaction, so SET LOCAL is no option.
  */
 async function vacuum(t: Db | Tx, run: BackfillRun, ident: Sql): Promise<void> {
-  await t.none(compile(sql`select set_config('vacuum_cost_delay', ${sql.value(`${run.settings.vacuumCostDelayMs}ms`)}, false),
+  await t.any(compile(sql`select set_config('vacuum_cost_delay', ${sql.value(`${run.settings.vacuumCostDelayMs}ms`)}, false),
     set_config('vacuum_cost_limit', '200', false)`));
   try {
     await t.none(`${marker(run.claimant)} vacuum (analyze) ${sql.text(ident)}`);
   } finally {
-    await t.none(`select set_config('vacuum_cost_delay', (select reset_val from pg_settings where name = 'vacuum_cost_delay'), false),
+    await t.any(`select set_config('vacuum_cost_delay', (select reset_val from pg_settings where name = 'vacuum_cost_delay'), false),
       set_config('vacuum_cost_limit', (select reset_val from pg_settings where name = 'vacuum_cost_limit'), false)`);
   }
 }
