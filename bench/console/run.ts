@@ -108,8 +108,9 @@ async function main() {
         await t.none('set local statement_timeout = 0');
         await t.none(text, [ROWS]);
       });
-      await seed(`insert into company (id, name, employees, created_at, updated_at)
-        select '01J' || lpad(g::text, 23, '0'), 'Company ' || g, g % 5000, now(), now() from generate_series(1, $1) g`);
+      // The global scope's rows (the Admin signs in without a tenant) carry the '' sentinel (layout 3, ADR 025).
+      await seed(`insert into company (tenant_id, id, name, employees, created_at, updated_at)
+        select '', '01J' || lpad(g::text, 23, '0'), 'Company ' || g, g % 5000, now(), now() from generate_series(1, $1) g`);
       await seed(`insert into svc_jobs (id, queue, kind, payload, status, attempts, max_attempts, error)
         select '01J' || lpad(g::text, 23, '0'), 'q' || (g % 4), 'send', jsonb_build_object('customer', g % 1000),
                case when g % 10 = 0 then 'dead' else 'succeeded' end, 1, 1, case when g % 10 = 0 then 'smtp refused' end

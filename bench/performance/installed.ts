@@ -4,7 +4,9 @@
  * for a fixture's build, in a process of its own on a database of its own.
  * Needs `npm run build` first (the bench commands run it).
  */
-import { rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { TokenSigner } from '../../runtime/auth/index.ts';
@@ -36,11 +38,11 @@ export const INSTALLED_WORKER_MODULE = join(REPO_ROOT, 'dist', 'worker', 'index.
  * on a fresh database named `bench_svc_*`; `start` applies the migrations.
  * stop() drops the database and removes the package's temporary folder. `env` adds to the server's environment.
  */
-export async function startInstalled(fixture: string, env: Record<string, string>): Promise<InstalledService> {
+export async function startInstalled(fixture: string, env: Record<string, string>, checkout?: string): Promise<InstalledService> {
   if (!hasDist()) throw new Error('no dist/: run `npm run build` first');
-  const dir = await buildFixture(fixture);
+  const dir = checkout === undefined ? await buildFixture(fixture) : buildWith(checkout, fixture);
   const database = await createTestDatabase('bench_svc');
-  const bin = installedBin();
+  const bin = installedBin(checkout);
   const removePackage = () => rmSync(dirname(dirname(bin)), { recursive: true, force: true });
   let server: Child | undefined;
   let pool: pg.Pool | undefined;
@@ -60,6 +62,18 @@ export async function startInstalled(fixture: string, env: Record<string, string
     removePackage();
     throw error;
   }
+}
+
+/**
+ * `fixture` (a schema.ts path) built by another checkout's own generator
+ * (`svc-gen build`, from its dist/): its runtime runs the migrations its
+ * generator writes.
+ */
+function buildWith(checkout: string, schema: string): string {
+  if (!existsSync(join(checkout, 'dist', 'cli', 'main.js'))) throw new Error(`${checkout}: no dist/ (run \`npm run build\` there)`);
+  const out = mkdtempSync(join(tmpdir(), 'svc-build-before-'));
+  execFileSync(process.execPath, [join(checkout, 'bin', 'svc-gen.mjs'), 'build', '--schema', schema, '--out', out], { stdio: 'ignore' });
+  return out;
 }
 
 function installed(server: Child, pool: pg.Pool, database: TestDatabase, removePackage: () => void): InstalledService {

@@ -20,10 +20,15 @@
  * slices and the drains run in interleaved rounds, so that background load
  * falls on each alike; every ratio is taken within this run.
  *
+ * BENCH_BEFORE=DIR (another checkout, built: `npm ci && npm run build` there) adds, to the create
+ * rows, that checkout's svc-gen (its generator's build of the same schema, its runtime from its
+ * dist/, a database of its own) alternated with this one: a before/after of one run.
+ *
  * BENCH_ROWS=read,create,enqueue,jobs,start picks rows (default: all); BENCH_SECONDS
  * (default 6) per system and HTTP row, after a warm-up of BENCH_WARM_SECONDS (default 2);
  * the drains' settings: ../jobs/run.ts; BENCH_STARTS (default 10).
  */
+import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { prepareRecordsDatabase } from '../records/baselines.ts';
@@ -38,6 +43,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
+const BEFORE = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : undefined;
 const ROWS = new Set((process.env.BENCH_ROWS ?? 'read,create,enqueue,jobs,start').split(',').map((row) => row.trim()));
 /** Connections per server, the same for each: five servers and the other engineers' tests share max_connections (100). */
 const POOL_SIZE = 10;
@@ -111,6 +117,9 @@ async function baseline(service: InstalledService, system: string): Promise<Chil
   return { ...child, backends: { database: service.database.name, application: system } };
 }
 
+/** A checkout's commit, for the before row's name. */
+const commitOf = (dir: string) => execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+
 const detail = (r: Measured) => `p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.cpuMs.toFixed(3)} ms/req`;
 
 /** Records read and create, then the enqueue row: svc-gen, the floors and PostGraphile on one database. */
@@ -128,9 +137,13 @@ async function records(meter: CpuMeter): Promise<void> {
     if (ROWS.has('read') || ROWS.has('create')) {
       const pgl = await baseline(service, 'postgraphile');
       const stack = await baseline(service, 'stack');
+      const before = BEFORE !== undefined && ROWS.has('create')
+        ? await startInstalled(resolve(import.meta.dirname, '..', 'records', 'schema.ts'), { SVC_DB_POOL_SIZE: String(POOL_SIZE) }, BEFORE)
+        : undefined;
       try {
-        await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack);
+        await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack, before);
       } finally {
+        await before?.stop();
         await stack.stop();
         await pgl.stop();
       }
@@ -147,7 +160,7 @@ async function records(meter: CpuMeter): Promise<void> {
 async function readAndCreate(
   meter: CpuMeter, service: InstalledService, svcCpu: Pick<HttpTarget, 'pids' | 'backends'>,
   floorTarget: (path: string, body: string) => HttpTarget, floorCreate: HttpTarget,
-  pgl: Child & { backends: Backends }, stack: Child & { backends: Backends },
+  pgl: Child & { backends: Backends }, stack: Child & { backends: Backends }, before?: InstalledService,
 ): Promise<void> {
   const auth = { authorization: `Bearer ${await service.token('Sales', 'bench')}` };
   const pglFields = 'rowId tenantId createdAt updatedAt deletedAt name price note';
@@ -177,13 +190,27 @@ async function readAndCreate(
       stackTarget('Koa + graphql-js + floor SQL', '/graphql', createQuery),
     ],
   };
+  const beforeTarget: HttpTarget | undefined = before && {
+    name: 'svc-gen before', url: `${before.url}/graphql`, headers: { authorization: `Bearer ${await before.token('Sales', 'bench')}` }, body: createQuery,
+    pids: [before.pid], backends: { database: before.database.name, application: 'svc-gen%' },
+  };
   const runs: Array<{ workload: 'read' | 'create'; connections: number; target: number }> = [];
   if (ROWS.has('read')) runs.push({ workload: 'read', connections: 64, target: 0.8 });
   if (ROWS.has('create')) runs.push({ workload: 'create', connections: 16, target: 0.85 }, { workload: 'create', connections: 64, target: 0.85 });
   for (const run of runs) {
     log(`${run.workload} c=${run.connections}`);
-    const [svcResult, floorResult, pglResult, koaResult, stackResult] = await alternate(meter, targets[run.workload], run.connections);
+    const withBefore = run.workload === 'create' && beforeTarget !== undefined;
+    const [svcResult, floorResult, pglResult, koaResult, stackResult, beforeResult] =
+      await alternate(meter, withBefore ? [...targets.create, beforeTarget] : targets[run.workload], run.connections);
     const row = `${run.workload} c=${run.connections}`;
+    if (beforeResult !== undefined) {
+      lines.push(
+        { row, system: `svc-gen before (${commitOf(BEFORE!)}, installed)`, value: beforeResult.rps, unit: 'req/s', detail: detail(beforeResult),
+          ratio: { value: beforeResult.rps / floorResult.rps, of: 'floor' } },
+        { row, system: 'svc-gen / svc-gen before', value: svcResult.rps / beforeResult.rps, unit: 'x',
+          ratio: { value: svcResult.rps / beforeResult.rps, of: 'before', target: 0.95 } },
+      );
+    }
     lines.push(
       { row, system: 'svc-gen (GraphQL, installed)', value: svcResult.rps, unit: 'req/s', detail: detail(svcResult),
         ratio: { value: svcResult.rps / floorResult.rps, of: 'floor', target: run.target } },

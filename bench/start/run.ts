@@ -34,15 +34,16 @@ export const hasDist = () => existsSync(join(REPO_ROOT, 'dist', 'cli', 'main.js'
 /**
  * The package as `npm install` lays it out (bin/, dist/, package.json,
  * templates/, no TypeScript sources), in a temporary folder: its bin runs dist/.
+ * `checkout`: another checkout's package (built), for a before/after.
  */
-export function installedBin(): string {
+export function installedBin(checkout: string = REPO_ROOT): string {
   const root = mkdtempSync(join(tmpdir(), 'svc-installed-'));
   mkdirSync(join(root, 'bin'));
   mkdirSync(join(root, 'cli'));
-  copyFileSync(join(REPO_ROOT, 'bin', 'svc-gen.mjs'), join(root, 'bin', 'svc-gen.mjs'));
-  copyFileSync(join(REPO_ROOT, 'cli', 'resolve-hook.mjs'), join(root, 'cli', 'resolve-hook.mjs'));
-  copyFileSync(join(REPO_ROOT, 'package.json'), join(root, 'package.json'));
-  for (const folder of ['dist', 'templates', 'node_modules']) symlinkSync(join(REPO_ROOT, folder), join(root, folder));
+  copyFileSync(join(checkout, 'bin', 'svc-gen.mjs'), join(root, 'bin', 'svc-gen.mjs'));
+  copyFileSync(join(checkout, 'cli', 'resolve-hook.mjs'), join(root, 'cli', 'resolve-hook.mjs'));
+  copyFileSync(join(checkout, 'package.json'), join(root, 'package.json'));
+  for (const folder of ['dist', 'templates', 'node_modules']) symlinkSync(join(checkout, folder), join(root, folder));
   return join(root, 'bin', 'svc-gen.mjs');
 }
 const DEADLINE_MS = 30_000;
