@@ -20,8 +20,8 @@ const created = (table: string) => `with created as (
   insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
   select $5, $6, $7, 1, $8, to_jsonb(created), $9, $10 from created
 ), also_0 as (
-  insert into svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
-  select $11::text, $12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text, $19::text, $20::jsonb, $21::text, $22::text, $23::text from created
+  insert into svc_audit (id, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
+  select svc_audit_next_id(), $11::text, $12::text, $13::text, $14::text, $15::text, $16::text, $17::text, $18::text, $19::text, $20::jsonb, $21::text, $22::text, $23::text from created
 )`;
 
 const PLAIN = `${created('plain')} select created.* from created`;

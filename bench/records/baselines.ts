@@ -56,8 +56,8 @@ function floorStatements(pool: pg.Pool) {
          insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
          select $4, 'Item', $1, 1, 'Created', to_jsonb(created), 'bench', '' from created
        ), audited as (
-         insert into svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
-         select '', 'user', 'bench', 'Sales', 'record.create', 'Item', $1, $4, 'success', $5::jsonb, '127.0.0.1', null, null from created
+         insert into svc_audit (id, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
+         select svc_audit_next_id(), '', 'user', 'bench', 'Sales', 'record.create', 'Item', $1, $4, 'success', $5::jsonb, '127.0.0.1', null, null from created
        )
        select created.* from created`,
       values: [id, data.name, data.price, ulid(), JSON.stringify(data)],
@@ -200,9 +200,9 @@ begin
   insert into pgl.item (name, price) values (name, price) returning * into created;
   insert into public.svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
     values (event_id, 'PglItem', created.id, 1, 'Created', to_jsonb(created), 'bench', '');
-  insert into public.svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id,
+  insert into public.svc_audit (id, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id,
                                 outcome, changes, ip, user_agent, request_id)
-    values ('', 'user', 'bench', 'Sales', 'record.create', 'PglItem', created.id, event_id,
+    values (public.svc_audit_next_id(), '', 'user', 'bench', 'Sales', 'record.create', 'PglItem', created.id, event_id,
             'success', jsonb_build_object('name', name, 'price', price), '127.0.0.1', null, null);
   return created;
 end $$;
@@ -261,8 +261,8 @@ function enqueueStatement(pool: pg.Pool) {
          insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id)
          select $5, 'Job', created.id, 1, 'JobEnqueued', $6::jsonb, 'bench', '' from created
        ), audited as (
-         insert into svc_audit (tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
-         select '', 'user', 'bench', 'Viewer', 'job.enqueue', 'Job', created.id, $5, 'success', $6::jsonb, '127.0.0.1', null, null from created
+         insert into svc_audit (id, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, event_id, outcome, changes, ip, user_agent, request_id)
+         select svc_audit_next_id(), '', 'user', 'bench', 'Viewer', 'job.enqueue', 'Job', created.id, $5, 'success', $6::jsonb, '127.0.0.1', null, null from created
        )
        select id from created`,
       values: [id, body.queue, body.kind, JSON.stringify(body.payload ?? {}), eventId, changes],

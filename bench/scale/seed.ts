@@ -115,8 +115,8 @@ async function seedAudit(db: Db, s: Sizes, say: (line: string) => void): Promise
   await chunked(db, s.audit, async (from, to) => {
     // Every tenth entry is the big tenant's, the others spread like the deals.
     await db.none(sql`
-      insert into svc_audit (occurred_at, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, outcome, changes)
-      select now() - make_interval(secs => (${sql.value(s.audit, 'bigint')} - n) / 100.0),
+      insert into svc_audit (id, occurred_at, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, outcome, changes)
+      select svc_audit_next_id(), now() - make_interval(secs => (${sql.value(s.audit, 'bigint')} - n) / 100.0),
              case when n % 10 = 0 then ${sql.value(BIG_TENANT, 'text')} else ${TENANT_OF} end, 'user', 'u' || (n % 5000), 'Sales',
              (array['record.create', 'record.update', 'record.delete', 'auth.login'])[1 + n % 4], 'Deal', ${idOf('01JD', 'n')},
              case when n % 50 = 0 then 'denied' else 'success' end, '{"title": ["a", "b"]}'::jsonb
@@ -159,7 +159,7 @@ async function seedAuditRollups(db: Db): Promise<void> {
   await db.none(sql`
     update svc_audit_rollup_state
        set folded_to = (select coalesce(max(id), 0) from svc_audit), folded_max_at = (select max(occurred_at) from svc_audit),
-           marks_id = '{}', marks_at = '{}', updated_at = now()`);
+           updated_at = now()`);
 }
 
 /** Every durable consumer has applied everything up to the end of the seed. */

@@ -29,9 +29,16 @@ const CASTS: readonly SqlCast[] = COLUMNS.split(', ').map((column) => (column ==
 
 const ARRAY_CASTS: readonly SqlCast[] = CASTS.map((cast) => (cast === 'jsonb' ? 'jsonb[]' : 'text[]'));
 
+/**
+ * Every entry's id: time-ordered, made by the database inside the writing
+ * transaction (audit migration 0005; the statistics' fold relies on both,
+ * rollup.ts). The column has no default: every insert writes it.
+ */
+const NEXT_ID = sql`svc_audit_next_id()`;
+
 /** Every entry of `rows` in one INSERT, whatever the count: one array per column, unnest'ed. */
-const insertMany = (rows: readonly unknown[][]) => compile(sql`insert into svc_audit (${COLUMN_LIST})
-  select * from unnest(${sql.join(ARRAY_CASTS.map((cast, i) => sql.value(rows.map((r) => r[i]), cast)), ', ')})`);
+const insertMany = (rows: readonly unknown[][]) => compile(sql`insert into svc_audit (id, ${COLUMN_LIST})
+  select ${NEXT_ID}, u.* from unnest(${sql.join(ARRAY_CASTS.map((cast, i) => sql.value(rows.map((r) => r[i]), cast)), ', ')}) as u`);
 
 /**
  * Anonymous attempts that changed nothing (401s, failed logins, refused
@@ -88,7 +95,7 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
   const entryFrom = (entry: AuditEntryInput, created: Sql): Sql | null => {
     if (off) return null;
     const values = row(entry).map((value, i) => sql.value(value, CASTS[i]));
-    return sql`insert into svc_audit (${COLUMN_LIST}) select ${sql.join(values, ', ')} from ${created}`;
+    return sql`insert into svc_audit (id, ${COLUMN_LIST}) select ${NEXT_ID}, ${sql.join(values, ', ')} from ${created}`;
   };
 
   const anonymous = anonymousBudget(log);

@@ -5,29 +5,37 @@
  *
  * Kept by folding, not by triggers: one instance at a time (a
  * transaction-scoped try-lock per batch, as the retention sweep) reads the
- * entries after the watermark `folded_to` by primary key, at most
- * FOLD_BATCH ids per transaction, adds them to the rollups and moves the
- * watermark in the same transaction. So "every entry with id <= folded_to is
- * in the rollups, no other" holds in every snapshot.
+ * entries after the watermark `folded_to` in id order, at most FOLD_BATCH
+ * entries per transaction, adds them to the rollups and moves the watermark
+ * in the same transaction. So "every entry with id <= folded_to is in the
+ * rollups, no other" holds in every snapshot.
  *
- * Ids are handed out before commit, so an id below one already visible may
- * still be in flight. The fold only passes an id once no open transaction can
- * still commit an entry at or below it:
+ * Ids are time-ordered (audit migration 0005, `svc_audit_next_id()`): the
+ * millisecond of the database's clock at the insert, above 22 low bits. An id
+ * is made inside its writing transaction, so before commit: an id below one
+ * already visible may still be in flight. The fold only passes an id once no
+ * open transaction can still commit an entry at or below it:
  *
- * - a *mark* is the last id handed out (the identity's sequence, read first),
- *   then the clock: every id handed out after the mark's time is above it;
- * - the *horizon* is the start of the oldest transaction open now on this
- *   database (pg_stat_activity, client backends), or now when none is.
+ * - the *horizon* is the start of the oldest transaction open on this
+ *   database (pg_stat_activity, client backends), or the clock read just
+ *   before pg_stat_activity when none is; a transaction that pg_stat_activity
+ *   does not show yet reports its start before its first statement, so after
+ *   that read, and writes its entries later still;
+ * - an entry not committed yet belongs to a transaction open at the horizon
+ *   or started after it, and its id was made at or after that start, so it is
+ *   at or above the first id of the horizon's millisecond.
  *
- * A mark older than the horizon is safe: a transaction that took an id at or
- * below it took it before the mark's time, so it started before the horizon,
- * so it is no longer open. The fold goes up to the newest safe mark. Marks are
- * kept in the state row (the newest MAX_MARKS), so that a long transaction
- * holds the fold back to its start only, not for as long as it stays open.
+ * The fold goes up to the ids below the horizon's millisecond, less SETTLE_MS
+ * (a margin for a clock the operating system steps back, and on Citus for
+ * clocks of nodes that differ). Nothing relies on "a new row gets a larger id
+ * than every committed one": a transaction that commits late (it started
+ * earlier, or stayed open) holds the horizon back to its start until it ends.
+ * Entries written with an old `occurred_at` (a restore) get new ids: folded
+ * like any other.
  *
  * Assumes what svc-gen does: every writer of svc_audit connects as a role
  * whose sessions this one sees in pg_stat_activity (the same role, or
- * pg_read_all_stats), and the identity's sequence has no cache (the default).
+ * pg_read_all_stats), and writes ids with svc_audit_next_id() (log.ts).
  */
 import type { Db, Tx } from '../db/index.ts';
 import { LOCK_KEYS } from '../db/locks.ts';
@@ -35,65 +43,59 @@ import { periodic, type Periodic } from '../core/periodic.ts';
 import type { Logger } from '../log/index.ts';
 import { compile, sql } from '../sql/index.ts';
 
-/** Ids per fold transaction. */
+/** Entries per fold transaction. */
 export const FOLD_BATCH = 10_000;
 /** How often one instance folds: what a statistics read counts beyond the rollups is about this much of the log. */
 export const ROLLUP_MS = 5_000;
-/** Marks kept in the state row (one per fold run): the fold passes a transaction open for longer only once it ends. */
-export const MAX_MARKS = 60;
+/** The fold stays this far behind the horizon: a clock stepped back by less, or nodes' clocks that differ by less, lose nothing. */
+export const SETTLE_MS = 1_000;
+/** 2020-01-01T00:00:00Z: the epoch of the ids' milliseconds (migration 0005). */
+export const ID_EPOCH_MS = 1_577_836_800_000;
+/** The ids' low bits, below the millisecond. */
+export const ID_LOW_BITS = 22;
 
-/** The last id handed out, then the clock (a materialized CTE: read in that order). */
-const MARK = compile(sql`
-  with s as materialized (select coalesce(pg_sequence_last_value(pg_get_serial_sequence('svc_audit', 'id')::regclass), 0) as last_id)
-  select s.last_id::text as last_id, clock_timestamp()::text as at from s`);
+/** The first id that `svc_audit_next_id()` can make at `ms` (epoch milliseconds). */
+export const firstIdAt = (ms: number): bigint => BigInt(Math.floor(ms) - ID_EPOCH_MS) << BigInt(ID_LOW_BITS);
+
+/** The clock, read before pg_stat_activity (a separate statement: read first). */
+const CLOCK = compile(sql`select clock_timestamp()::text as at`);
 
 /**
  * The start of the oldest transaction open on this database (other than this
- * session's), or now. `pg_stat_clear_snapshot()`: pg_stat_activity is read
+ * session's), or `at` (the clock read before) when none started before it, in
+ * epoch milliseconds. `pg_stat_clear_snapshot()`: pg_stat_activity is read
  * afresh, not from a copy this session took earlier.
  */
-const HORIZON = compile(sql`
+const HORIZON = (at: string) => compile(sql`
   with fresh as materialized (select pg_stat_clear_snapshot())
-  select coalesce(min(a.xact_start), clock_timestamp())::text as horizon
+  select floor(extract(epoch from least(min(a.xact_start), ${sql.value(at, 'timestamptz')})) * 1000)::bigint::text as horizon_ms
     from fresh left join pg_stat_activity a
       on a.datname = current_database() and a.backend_type = 'client backend'
      and a.pid <> pg_backend_pid() and a.xact_start is not null`);
 
 const LOCK = compile(sql`select pg_try_advisory_xact_lock(${sql.value(LOCK_KEYS.auditRollup, 'bigint')}) as locked`);
 
-interface State {
-  readonly folded_to: string;
-  readonly marks_id: string[];
-  readonly marks_at: string[];
-}
-
 /** The state row, locked: the retention sweep takes it first too, so the two never wait on each other in opposite orders. */
-// Timestamps travel as text here: a mark's time must keep its microseconds (the driver's dates keep milliseconds).
-const STATE = compile(sql`
-  select folded_to::text as folded_to, marks_id::text[] as marks_id, marks_at::text[] as marks_at
-    from svc_audit_rollup_state for update`);
-
-/** Adds a mark and drops the ones already passed; returns the newest safe one (or the watermark). */
-const PLAN = (marksId: string[], marksAt: string[], horizon: string, target: string) => compile(sql`
-  update svc_audit_rollup_state set marks_id = ${sql.value(marksId, 'bigint[]')}, marks_at = ${sql.value(marksAt, 'timestamptz[]')},
-         updated_at = now()
-   returning (select coalesce(max(m.id), ${sql.value(target, 'bigint')})::text
-                from unnest(${sql.value(marksId, 'bigint[]')}, ${sql.value(marksAt, 'timestamptz[]')}) as m(id, at)
-               where m.at <= ${sql.value(horizon, 'timestamptz')}) as safe`);
+const STATE = compile(sql`select folded_to::text as folded_to from svc_audit_rollup_state for update`);
 
 /**
- * One batch: the entries with ids in (from, to] into the rollups, and the
- * watermark to `to`, in one statement. Entries of days that the retention
- * sweep has begun to delete are left out (the statistics never read those
- * days' rollups, see statistics.ts).
+ * One batch: the next `batch` entries with ids in (from, to], in id order,
+ * into the rollups, and the watermark to the last of them (to `to` when fewer
+ * were left), in one statement. Entries of days that the retention sweep has
+ * begun to delete are left out (the statistics never read those days'
+ * rollups, see statistics.ts); the watermark passes them all the same.
  */
-const FOLD = (from: string, to: string) => compile(sql`
-  with e as materialized (
-    select coalesce(a.tenant_id, '') as tenant_id, (a.occurred_at at time zone 'UTC')::date as day, a.action, a.outcome,
-           coalesce(a.entity_type, '') as entity_type, a.actor_id, a.occurred_at
+const FOLD = (from: string, to: string, batch: number) => compile(sql`
+  with w as materialized (
+    select a.id, a.tenant_id, a.action, a.outcome, a.entity_type, a.actor_id, a.occurred_at
       from svc_audit a
      where a.id > ${sql.value(from, 'bigint')} and a.id <= ${sql.value(to, 'bigint')}
-       and a.occurred_at >= coalesce((select date_trunc('day', s.retained_before, 'UTC') from svc_audit_rollup_state s), '-infinity')),
+     order by a.id limit ${sql.value(batch, 'int')}),
+  e as materialized (
+    select coalesce(w.tenant_id, '') as tenant_id, (w.occurred_at at time zone 'UTC')::date as day, w.action, w.outcome,
+           coalesce(w.entity_type, '') as entity_type, w.actor_id, w.occurred_at
+      from w
+     where w.occurred_at >= coalesce((select date_trunc('day', s.retained_before, 'UTC') from svc_audit_rollup_state s), '-infinity')),
   daily as (
     insert into svc_audit_daily as r (tenant_id, day, action, outcome, entity_type, entries)
     select tenant_id, day, action, outcome, entity_type, count(*) from e group by 1, 2, 3, 4, 5
@@ -103,9 +105,11 @@ const FOLD = (from: string, to: string) => compile(sql`
     select tenant_id, day, actor_id, count(*), max(occurred_at) from e where actor_id is not null group by 1, 2, 3
     on conflict (tenant_id, day, actor_id) do update set entries = r.entries + excluded.entries, last_at = greatest(r.last_at, excluded.last_at))
   update svc_audit_rollup_state
-     set folded_to = ${sql.value(to, 'bigint')}, updated_at = now(),
+     set folded_to = case when (select count(*) from w) < ${sql.value(batch, 'int')} then ${sql.value(to, 'bigint')}
+                          else (select max(w.id) from w) end,
+         updated_at = now(),
          folded_max_at = greatest(folded_max_at, (select max(occurred_at) from e))
-  returning (select count(*) from e)::int as entries`);
+  returning (select count(*) from e)::int as entries, folded_to::text as folded_to`);
 
 export interface FoldResult {
   /** Entries added to the rollups. */
@@ -116,47 +120,45 @@ export interface FoldResult {
   readonly ran: boolean;
 }
 
-const smaller = (a: string, b: string) => (BigInt(a) < BigInt(b) ? a : b);
+export interface FoldOptions {
+  /** Entries per transaction (FOLD_BATCH). */
+  readonly batch?: number;
+  readonly maxBatches?: number;
+  /** The margin behind the horizon (SETTLE_MS). */
+  readonly settleMs?: number;
+  readonly stopping?: () => boolean;
+}
 
 /**
- * One run: a mark, the horizon, then batches up to the newest safe mark
- * (`maxBatches` of them at most; the next run goes on). `stopping()` is asked
- * between batches.
+ * One run: the clock, the horizon, then batches up to the last id below the
+ * horizon's millisecond less the margin (`maxBatches` of them at most; the
+ * next run goes on). `stopping()` is asked between batches.
  */
-export async function foldAuditRollups(db: Db, options: { batch?: number; maxBatches?: number; stopping?: () => boolean } = {}): Promise<FoldResult> {
+export async function foldAuditRollups(db: Db, options: FoldOptions = {}): Promise<FoldResult> {
   const batch = options.batch ?? FOLD_BATCH;
-  const mark = await db.one<{ last_id: string; at: string }>(MARK.text, MARK.values);
-  const { horizon } = await db.one<{ horizon: string }>(HORIZON.text, HORIZON.values);
+  const { at } = await db.one<{ at: string }>(CLOCK.text, CLOCK.values);
+  const horizon = HORIZON(at);
+  const { horizon_ms } = await db.one<{ horizon_ms: string }>(horizon.text, horizon.values);
+  const target = (firstIdAt(Number(horizon_ms) - (options.settleMs ?? SETTLE_MS)) - 1n).toString();
   let entries = 0;
-  let target: string | null = null;
-  let foldedTo = '0';
+  let foldedTo: string | null = null;
   for (let n = 0; n < (options.maxBatches ?? Infinity); n++) {
     if (options.stopping?.()) break;
     const step = await db.tx('svc-audit-rollup', async (t: Tx) => {
       const { locked } = await t.one<{ locked: boolean }>(LOCK.text, LOCK.values);
       if (!locked) return null;
-      const state = await t.one<State>(STATE.text, STATE.values);
-      if (target === null) {
-        // First batch of the run: add this run's mark, keep those not passed yet, find the newest safe one.
-        const marks = state.marks_id.map((id, i) => [id, state.marks_at[i]] as const)
-          .concat([[mark.last_id, mark.at]])
-          .filter(([id]) => BigInt(id) > BigInt(state.folded_to))
-          .slice(-MAX_MARKS);
-        const plan = PLAN(marks.map(([id]) => id), marks.map(([, at]) => at), horizon, state.folded_to);
-        target = (await t.one<{ safe: string }>(plan.text, plan.values)).safe;
-      }
+      const state = await t.one<{ folded_to: string }>(STATE.text, STATE.values);
       if (BigInt(state.folded_to) >= BigInt(target)) return { folded: 0, to: state.folded_to, done: true };
-      const to = smaller(target, (BigInt(state.folded_to) + BigInt(batch)).toString());
-      const fold = FOLD(state.folded_to, to);
-      const { entries: folded } = await t.one<{ entries: number }>(fold.text, fold.values);
-      return { folded, to, done: to === target };
+      const fold = FOLD(state.folded_to, target, batch);
+      const row = await t.one<{ entries: number; folded_to: string }>(fold.text, fold.values);
+      return { folded: row.entries, to: row.folded_to, done: row.folded_to === target };
     });
-    if (step === null) return { entries, foldedTo: BigInt(foldedTo), ran: false };
+    if (step === null) return { entries, foldedTo: BigInt(foldedTo ?? '0'), ran: false };
     entries += step.folded;
     foldedTo = step.to;
     if (step.done) break;
   }
-  return { entries, foldedTo: BigInt(foldedTo), ran: true };
+  return { entries, foldedTo: BigInt(foldedTo ?? '0'), ran: true };
 }
 
 /**

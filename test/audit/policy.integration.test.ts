@@ -82,8 +82,8 @@ describe('retention', () => {
     const service = await start({});
     const { db } = service.ctx;
     const insert = (days: number, n: number) => db.none(
-      `insert into svc_audit (occurred_at, tenant_id, actor_kind, action, outcome)
-       select now() - make_interval(days => $1), '', 'system', 'record.create', 'success' from generate_series(1, $2)`,
+      `insert into svc_audit (id, occurred_at, tenant_id, actor_kind, action, outcome)
+       select svc_audit_next_id(), now() - make_interval(days => $1), '', 'system', 'record.create', 'success' from generate_series(1, $2)`,
       [days, n],
     );
     await insert(40, 25);
@@ -108,8 +108,8 @@ describe('retention', () => {
     const service = await start({});
     const { db } = service.ctx;
     await db.none(
-      `insert into svc_audit (occurred_at, tenant_id, actor_kind, action, outcome)
-       select now() - interval '40 days', '', 'system', 'record.create', 'success' from generate_series(1, 50)`,
+      `insert into svc_audit (id, occurred_at, tenant_id, actor_kind, action, outcome)
+       select svc_audit_next_id(), now() - interval '40 days', '', 'system', 'record.create', 'success' from generate_series(1, 50)`,
     );
     const manager = await clientFor(service, { role: 'Manager' });
     await db.tx(async (t) => {
@@ -129,8 +129,9 @@ describe('retention', () => {
   it('a service with SVC_AUDIT_RETAIN_DAYS sweeps at start', async () => {
     const first = await start({});
     await first.ctx.db.none(
-      `insert into svc_audit (occurred_at, tenant_id, actor_kind, action, outcome) values
-         (now() - interval '3 days', '', 'system', 'record.create', 'success'), (now(), '', 'system', 'record.create', 'success')`,
+      `insert into svc_audit (id, occurred_at, tenant_id, actor_kind, action, outcome) values
+         (svc_audit_next_id(), now() - interval '3 days', '', 'system', 'record.create', 'success'),
+         (svc_audit_next_id(), now(), '', 'system', 'record.create', 'success')`,
     );
     const second = await startAuditService({ database: first.database, env: { SVC_AUDIT_RETAIN_DAYS: '2' } });
     services.push(second);

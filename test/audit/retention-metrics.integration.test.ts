@@ -19,8 +19,8 @@ let service: TestService;
 beforeAll(async () => {
   database = await createTestDatabase('svc_aud', { fixture: 'crm' });
   await queryOnce(database.url, `
-    insert into svc_audit (occurred_at, tenant_id, actor_kind, action, outcome)
-    select now() - case when i <= $1 then interval '40 days' else interval '1 day' end, 'ret', 'system', 'record.create', 'success'
+    insert into svc_audit (id, occurred_at, tenant_id, actor_kind, action, outcome)
+    select svc_audit_next_id(), now() - case when i <= $1 then interval '40 days' else interval '1 day' end, 'ret', 'system', 'record.create', 'success'
       from generate_series(1, $2::int) i`, [OLD, OLD + RECENT]);
   service = await startAuditService({ database, env: { SVC_AUDIT_RETAIN_DAYS: '30' } });
 }, 60_000);

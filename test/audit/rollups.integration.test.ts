@@ -4,7 +4,8 @@
  * count): for ranges across day boundaries, partial days at both ends, entries
  * written after the last fold, after retention deleted part of a day, for
  * several tenants and the global scope, none leaking into another's answer.
- * The fold never passes an entry of a transaction still open.
+ * The fold never passes an entry of a transaction still open, and counts an
+ * entry that commits after later ones exactly once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldAuditRollups, pruneAudit } from '../../runtime/audit/index.ts';
@@ -32,8 +33,8 @@ afterAll(() => service?.close());
  */
 async function seedEntries(days: number, n: number, tag: string): Promise<void> {
   await service.ctx.db.none(`
-    insert into svc_audit (occurred_at, tenant_id, actor_kind, actor_id, action, entity_type, entity_id, outcome)
-    select now() - make_interval(secs => i * ($1::int * 86400.0 / $2::int)), t.tenant,
+    insert into svc_audit (id, occurred_at, tenant_id, actor_kind, actor_id, action, entity_type, entity_id, outcome)
+    select svc_audit_next_id(), now() - make_interval(secs => i * ($1::int * 86400.0 / $2::int)), t.tenant,
            'user', case when i % 7 = 0 then null else $3 || '-actor-' || (i % 13) end,
            (array['record.create', 'record.update', 'record.delete', 'auth.login'])[1 + i % 4],
            case when i % 5 = 0 then null else (array['Company', 'Contact', 'User'])[1 + i % 3] end, 'e' || i,
@@ -81,7 +82,7 @@ async function foldedTo(): Promise<bigint> {
 async function foldAll(): Promise<void> {
   const last = BigInt((await service.ctx.db.one(`select coalesce(max(id), 0)::text as m from svc_audit`)).m);
   // The service folds too (every 5 s): whoever holds the lock, the watermark reaches the last entry.
-  for (let i = 0; i < 200 && (await foldedTo()) < last; i++) await foldAuditRollups(service.ctx.db, { batch: 500 });
+  for (let i = 0; i < 200 && (await foldedTo()) < last; i++) await foldAuditRollups(service.ctx.db, { batch: 500, settleMs: 0 });
   expect(await foldedTo()).toBeGreaterThanOrEqual(last);
 }
 
@@ -141,41 +142,52 @@ describe('statistics from the rollups', { timeout: 120_000 }, () => {
     expect(old.n).toBe(0);
     await expectSameAsDirect();
     // Entries written with old times after the sweep (a restore, a clock): counted from the log, never from a stale rollup.
-    await service.ctx.db.none(`insert into svc_audit (occurred_at, tenant_id, actor_kind, actor_id, action, outcome)
-      select now() - interval '12 days 1 hour', 'rollup-a', 'user', 'old-actor', 'record.create', 'success' from generate_series(1, 3)`);
+    await service.ctx.db.none(`insert into svc_audit (id, occurred_at, tenant_id, actor_kind, actor_id, action, outcome)
+      select svc_audit_next_id(), now() - interval '12 days 1 hour', 'rollup-a', 'user', 'old-actor', 'record.create', 'success' from generate_series(1, 3)`);
     await foldAll();
     await expectSameAsDirect();
   });
 
-  it('never folds past an entry whose transaction is still open, and counts it once it commits', async () => {
+  it('counts an entry exactly once when a transaction started later commits first: the fold waits for the earlier one', async () => {
     const { db } = service.ctx;
+    const audit = service.ctx.services.audit;
     await foldAll();
-    const range = { from: new Date(Date.now() - DAY), to: new Date(Date.now() + 60_000) };
+    // Yesterday and today whole: today's rollup is read (no folded entry is at or after `to`).
+    const range = { from: new Date(Math.floor(Date.now() / DAY) * DAY - DAY), to: new Date(Date.now() + DAY) };
     const scope = TenantScope.of('rollup-a');
     const before = (await rollupStatistics(db, scope, range)).total;
+    const entry = (actorId: string) => ({ action: 'record.create' as const, tenantId: 'rollup-a', actor: { kind: 'user' as const, id: actorId, role: 'Manager' } });
+    const folded = async (actorId: string) => (await db.one(`select coalesce(sum(entries), 0)::int as n from svc_audit_daily_actors
+      where tenant_id = 'rollup-a' and actor_id = $1`, [actorId])).n;
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    let inserted!: () => void;
-    const open = new Promise<void>((resolve) => (inserted = resolve));
-    // A transaction takes an id and stays open...
+    let written!: (id: bigint) => void;
+    const slowWrote = new Promise<bigint>((resolve) => (written = resolve));
+    // The earlier transaction writes its entry (its id made now) and stays open...
     const slow = db.tx(async (t) => {
-      await t.none(`insert into svc_audit (tenant_id, actor_kind, actor_id, action, outcome) values ('rollup-a', 'user', 'slow', 'record.create', 'success')`);
-      inserted();
+      await audit.record(t, entry('slow'));
+      written(BigInt((await t.one(`select max(id)::text as id from svc_audit where actor_id = 'slow'`)).id));
       await held;
     });
-    await open;
-    const slowId = BigInt((await db.one(`select pg_sequence_last_value(pg_get_serial_sequence('svc_audit', 'id'))::text as v`)).v);
-    // ...while later ids commit.
-    await db.none(`insert into svc_audit (tenant_id, actor_kind, actor_id, action, outcome)
-      select 'rollup-a', 'user', 'fast', 'record.update', 'success' from generate_series(1, 5)`);
-    for (let i = 0; i < 3; i++) await foldAuditRollups(db);
+    const slowId = await slowWrote;
+    // ...while a transaction started after it writes five entries (larger ids) and commits first.
+    await db.tx(async (t) => audit.record(t, [1, 2, 3, 4, 5].map(() => entry('fast'))));
+    const fastIds = (await db.any(`select id::text as id from svc_audit where actor_id = 'fast' order by id`)).map((r) => BigInt(r.id));
+    expect(fastIds).toHaveLength(5);
+    expect(fastIds.every((id) => id > slowId)).toBe(true);
+    // The fold, however often it runs, stops below the open transaction's entry (and so below the later ones too)...
+    for (let i = 0; i < 3; i++) await foldAuditRollups(db, { settleMs: 0 });
     expect(await foldedTo()).toBeLessThan(slowId);
+    expect([await folded('slow'), await folded('fast')]).toEqual([0, 0]);
+    // ...and the statistics count what has committed: the five, from the log.
     expect((await rollupStatistics(db, scope, range)).total).toBe(before + 5);
     release();
     await slow;
     expect((await rollupStatistics(db, scope, range)).total).toBe(before + 6);
     await foldAll();
-    expect(await foldedTo()).toBeGreaterThan(slowId);
+    expect(await foldedTo()).toBeGreaterThan(fastIds[4]);
+    // Folded once each, the late one too; and the answer (rollups of both days) is the count's.
+    expect([await folded('slow'), await folded('fast')]).toEqual([1, 5]);
     const after = await rollupStatistics(db, scope, range);
     expect(after.total).toBe(before + 6);
     expect(after).toEqual(await statistics(db, scope, range));
@@ -187,7 +199,7 @@ describe('statistics from the rollups', { timeout: 120_000 }, () => {
     await db.task(async (other) => {
       await other.one('select pg_advisory_lock($1)', [LOCK_KEYS.auditRollup]);
       try {
-        await db.none(`insert into svc_audit (tenant_id, actor_kind, action, outcome) values ('rollup-b', 'system', 'record.create', 'success')`);
+        await db.none(`insert into svc_audit (id, tenant_id, actor_kind, action, outcome) values (svc_audit_next_id(), 'rollup-b', 'system', 'record.create', 'success')`);
         const watermark = await foldedTo();
         expect(await foldAuditRollups(db)).toMatchObject({ ran: false, entries: 0 });
         expect(await foldedTo()).toBe(watermark);

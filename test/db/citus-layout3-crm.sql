@@ -16,7 +16,8 @@ alter table svc_changes alter column tenant_id set not null;
 alter table svc_changes drop constraint if exists svc_changes_pkey cascade, add primary key (tenant_id, seq);
 alter table svc_changes drop constraint if exists svc_changes_id_key, add constraint svc_changes_id_key unique (tenant_id, id);
 
--- svc_audit: a ULID made by the service instead of an identity.
+-- svc_audit: a ULID made by the service instead of an identity (the runtime's own, since audit
+-- migration 0005, is a time-ordered bigint it writes: no identity either).
 alter table svc_audit alter column id drop identity if exists;
 alter table svc_audit alter column id type text;
 alter table svc_audit alter column tenant_id set not null;

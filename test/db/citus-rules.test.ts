@@ -171,7 +171,7 @@ describe('the stub refuses what Citus would', () => {
       .toThrow(/citus rule: entry: column id defaults to an identity/);
   });
 
-  it('waives svc_events\' and svc_changes\' seq and tx only (the single-node feed, ADR 025 decision 4)', async () => {
+  it('waives svc_events\' and svc_changes\' seq and tx only (the single-node feed, ADR 025 decision 4), not svc_audit\'s id', async () => {
     await runSql(url, `
       create table svc_events (tenant_id text not null, seq bigserial, tx xid8 not null default pg_current_xact_id(), id text not null,
         primary key (tenant_id, seq), unique (tenant_id, id));
@@ -180,6 +180,11 @@ describe('the stub refuses what Citus would', () => {
       create table svc_events_copy (tenant_id text not null, seq bigserial, primary key (tenant_id, seq));
       select create_distributed_table('svc_events_copy', 'tenant_id', colocate_with => 'company');`)
       .toThrow(/citus rule: svc_events_copy: column seq defaults to nextval/);
+    // The audit log's id is no exception (audit migration 0005 dropped its identity: the runtime writes the id).
+    await refused(`
+      create table svc_audit (id bigint generated always as identity, tenant_id text not null, primary key (tenant_id, id));
+      select create_distributed_table('svc_audit', 'tenant_id', colocate_with => 'company');`)
+      .toThrow(/citus rule: svc_audit: column id defaults to an identity/);
   });
 
   it('refuses a reference table that references a table not yet a reference table', async () => {

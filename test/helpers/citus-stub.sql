@@ -21,9 +21,8 @@
 --   5. no column default draws on the node (nextval, identity,
 --      pg_current_xact_id, txid_current), except svc_events' and
 --      svc_changes' seq and tx: the single-node feed, never read on Citus
---      (ADR 025 decision 4), and svc_audit's id: the audit keyset and the
---      statistics fold's watermark (ADR 022, 025 decision 3: an open item,
---      the service writing a ULID instead needs the fold to page by time).
+--      (ADR 025 decision 4). (svc_audit's id has no default since audit
+--      migration 0005: the runtime writes a time-ordered id.)
 -- create_reference_table(t): its foreign keys go to reference tables only.
 
 create table if not exists pg_dist_partition (
@@ -155,8 +154,7 @@ begin
      where a.attrelid = table_name and a.attnum > 0 and not a.attisdropped and (d.adbin is not null or a.attidentity <> '')
   loop
     if (def.attidentity <> '' or def.expr ~* '\m(nextval|pg_current_xact_id|txid_current)\s*\(')
-       and not (table_name::text in ('svc_events', 'svc_changes') and def.attname in ('seq', 'tx'))
-       and not (table_name::text = 'svc_audit' and def.attname = 'id') then
+       and not (table_name::text in ('svc_events', 'svc_changes') and def.attname in ('seq', 'tx')) then
       perform citus_stub_refuse(table_name, format(
         'column %s defaults to %s, evaluated on the coordinator (a sequence or transaction id is per node): the service must write the value',
         def.attname, case when def.attidentity <> '' then 'an identity' else def.expr end));

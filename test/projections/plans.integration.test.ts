@@ -75,8 +75,8 @@ describe('plans at scale', { timeout: 120_000 }, () => {
     await client.query(`insert into svc_changes (id, stream_type, stream_id, event_type, tenant_id) select 'ch' || id, 'Product', id, 'Updated', '' from product`);
     await client.query(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, tenant_id)
                           select 'ev' || id, 'Product', id, 1, 'Created', '{}', '' from product`);
-    await client.query(`insert into svc_audit (tenant_id, actor_kind, action, outcome, entity_type, entity_id)
-                          select '', 'user', 'record.create', 'success', 'Product', id from product`);
+    await client.query(`insert into svc_audit (id, tenant_id, actor_kind, action, outcome, entity_type, entity_id)
+                          select svc_audit_next_id(), '', 'user', 'record.create', 'success', 'Product', id from product`);
     await client.query(`insert into svc_login_throttle (email, client, attempts, last_attempt_at)
                           select 'user' || n || '@example.com', '', 1, now() from generate_series(1, $1::int) n`, [ROWS]);
     // Every consumer has applied the seed (as the live service would have).

@@ -103,8 +103,8 @@ beforeAll(async () => {
   await db.none(`insert into company (id, tenant_id, name, employees)
     select 'c' || lpad(i::text, 7, '0'), 't' || i % 200, 'Company ' || i, i % 10 from generate_series(1, 6000) i`);
   // Audit: 20,000 entries of 200 tenants over 333 days: the tenant's 100 (k = i / 200 numbers them) one every 3.3 days.
-  await db.none(`insert into svc_audit (occurred_at, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, outcome)
-    select now() - (20000 - i) * interval '24 minutes', 't' || i % 200, 'user', 'actor-' || k % 20, 'Manager',
+  await db.none(`insert into svc_audit (id, occurred_at, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, outcome)
+    select svc_audit_next_id(), now() - (20000 - i) * interval '24 minutes', 't' || i % 200, 'user', 'actor-' || k % 20, 'Manager',
            (array['record.create', 'record.update', 'record.delete', 'auth.login', 'job.enqueue', 'media.upload',
                   'user.update', 'record.restore', 'auth.logout', 'workflow.run'])[1 + k % 10],
            case when k % 50 = 0 then 'Projection' else (array['Company', 'Contact', 'User', 'Job', 'Media'])[1 + (k / 10) % 5] end,
@@ -182,7 +182,7 @@ describe('hot statements reach their rows through an index', { timeout: 60_000 }
     let fold: Captured | undefined;
     for (let attempt = 0; attempt < 20 && !fold; attempt++) {
       [fold] = await capture(/insert into svc_audit_daily as r/, async () => {
-        await db.none(`insert into svc_audit (tenant_id, actor_kind, action, outcome) values ($1, 'system', 'record.create', 'success')`, [TENANT]);
+        await db.none(`insert into svc_audit (id, tenant_id, actor_kind, action, outcome) values (svc_audit_next_id(), $1, 'system', 'record.create', 'success')`, [TENANT]);
         await foldAuditRollups(db);
       });
     }

@@ -109,11 +109,6 @@ const WAIVERS: readonly Waiver[] = [
       /^ ?select m\.model, \(select e\.occurred_at from svc_events e where e\.stream_type = m\.model order by e\.seq limit 1\) as first_at, /,
     ].map((r) => r.source).join('|')),
   },
-  {
-    reason: 'REAL, to fix in runtime/audit/query.ts (pageEntries; found when the suite first ran with the check on by default): the page\'s rows are read back by id = any(<the pinned page of ids>) without the tenant predicate, a read of every shard on Citus; the outer where must carry the scope\'s predicate too',
-    kinds: ['unpinned'],
-    match: /^ ?select a\.id::text as id, .* from svc_audit a where a\.id = any\(array\(select a\.id from svc_audit a where /,
-  },
 ];
 
 /** The reason a violation is allowed for now, or null. The patterns read the text with its whitespace collapsed. */
