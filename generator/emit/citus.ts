@@ -81,6 +81,9 @@ export function emitCitusMigration(input: CitusInput): CitusMigration | null {
     steps.push(transactional('the projection tables, which the runtime would create at its start, after this migration',
       ...models.map(projectionTable)));
   }
+  // Audit migration 0005 keeps this default for instances of builds before it; the runtime writes every id.
+  steps.push(transactional('svc_audit.id without its default: the runtime writes every id (a default drawing on a sequence is the coordinator\'s)',
+    'alter table "svc_audit" alter column "id" drop default;'));
   for (const table of RUNTIME_REFERENCE_TABLES) {
     steps.push(online(`reference table ${table}, a copy on every node (its writes wait while Citus copies its rows)`, guarded(table, `create_reference_table(${regclass(table)})`)));
   }

@@ -85,12 +85,16 @@ describe('audit ids: from the identity to time-ordered ids written by the runtim
     cpSync(join(MIGRATIONS, CONVERSION), join(root, CONVERSION));
     expect(await migrate(db, [set])).toEqual([`runtime:audit/${CONVERSION}`]);
 
-    // No identity and no default: nothing draws an id silently, the runtime writes it.
-    const column = await db.one(`select attidentity as identity, atthasdef as hasdefault from pg_attribute
-      where attrelid = 'svc_audit'::regclass and attname = 'id'`);
-    expect(column).toEqual({ identity: '', hasdefault: false });
-    await expect(db.none(`insert into svc_audit (tenant_id, actor_kind, action, outcome) values ('ids-a', 'system', 'x', 'success')`))
-      .rejects.toMatchObject({ code: '23502', column: 'id' });
+    // No identity; the default is the runtime's own function, for instances of earlier builds
+    // (which leave the id to the column) during a rolling deploy: their entry gets a time-ordered id.
+    const column = await db.one(`select a.attidentity as identity, pg_get_expr(d.adbin, d.adrelid) as "default"
+      from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+      where a.attrelid = 'svc_audit'::regclass and a.attname = 'id'`);
+    expect(column).toEqual({ identity: '', default: 'svc_audit_next_id()' });
+    const before = await db.one<{ id: string }>(
+      `insert into svc_audit (tenant_id, actor_kind, action, outcome) values ('ids-a', 'system', 'x', 'success') returning id::text as id`);
+    expect(BigInt(before.id)).toBeGreaterThan(BigInt(old.at(-1)!));
+    await db.none('delete from svc_audit where id = $1', [before.id]);
     const state = await db.any(`select column_name from information_schema.columns where table_name = 'svc_audit_rollup_state' order by 1`);
     expect(state.map((r) => r.column_name)).not.toContain('marks_id');
     expect(await ids()).toEqual(old);

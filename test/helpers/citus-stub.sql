@@ -21,8 +21,10 @@
 --   5. no column default draws on the node (nextval, identity,
 --      pg_current_xact_id, txid_current), except svc_events' and
 --      svc_changes' seq and tx: the single-node feed, never read on Citus
---      (ADR 025 decision 4). (svc_audit's id has no default since audit
---      migration 0005: the runtime writes a time-ordered id.)
+--      (ADR 025 decision 4). (svc_audit's id: the runtime writes a
+--      time-ordered id since audit migration 0005, whose default
+--      svc_audit_next_id() for earlier builds' instances the citus target
+--      drops before it distributes the table.)
 -- create_reference_table(t): its foreign keys go to reference tables only.
 --
 -- Once a table is placed, Citus checks again what later DDL adds to it
@@ -206,7 +208,7 @@ begin
       from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
      where a.attrelid = table_name and a.attnum > 0 and not a.attisdropped and (d.adbin is not null or a.attidentity <> '')
   loop
-    if (def.attidentity <> '' or def.expr ~* '\m(nextval|pg_current_xact_id|txid_current)\s*\(')
+    if (def.attidentity <> '' or def.expr ~* '\m(nextval|pg_current_xact_id|txid_current|svc_audit_next_id)\s*\(')
        and not (table_name::text in ('svc_events', 'svc_changes') and def.attname in ('seq', 'tx')) then
       perform citus_stub_refuse(table_name, format(
         'column %s defaults to %s, evaluated on the coordinator (a sequence or transaction id is per node): the service must write the value',

@@ -11,12 +11,12 @@
 -- The statistics' fold no longer needs the identity's marks: an entry not yet
 -- committed has an id at or above the id of the start of the oldest open
 -- transaction (runtime/audit/rollup.ts).
--- The column keeps no default: on Citus a default is evaluated on the
--- coordinator, and a value drawn on the node is the service's to write. So an
--- instance of the previous build (which leaves the id to the identity) fails
--- to write entries once this runs: replace the instances, do not roll them
--- (as for 0003, docs/operations.md section 5).
--- step 1 transactional: svc_audit.id: drop the identity; svc_audit_next_id() makes the runtime's time-ordered ids; the fold's marks go
+-- The runtime writes the id in every insert; the column's default is the same
+-- function only for instances of earlier builds, which leave the id to the
+-- identity: with it their audited writes go on during a rolling deploy. `svc-gen
+-- build --target citus` drops that default before it distributes the table
+-- (on Citus a default drawing on a sequence is the coordinator's: ADR 025).
+-- step 1 transactional: svc_audit.id: drop the identity; svc_audit_next_id() makes the runtime's time-ordered ids (and, for earlier builds' instances, the default); the fold's marks go
 create sequence if not exists svc_audit_id_low as bigint;
 create or replace function svc_audit_next_id() returns bigint
 language sql volatile as $$
@@ -24,4 +24,5 @@ language sql volatile as $$
          | (nextval('svc_audit_id_low') & 4194303)
 $$;
 alter table svc_audit alter column id drop identity if exists;
+alter table svc_audit alter column id set default svc_audit_next_id();
 alter table svc_audit_rollup_state drop column if exists marks_id, drop column if exists marks_at;

@@ -112,92 +112,95 @@ create table if not exists "ticket_projection" (
   primary key ("tenant_id", "id")
 );
 
--- step 3 online: reference table svc_users, a copy on every node (its writes wait while Citus copies its rows)
+-- step 3 transactional: svc_audit.id without its default: the runtime writes every id (a default drawing on a sequence is the coordinator's)
+alter table "svc_audit" alter column "id" drop default;
+
+-- step 4 online: reference table svc_users, a copy on every node (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_users"'::regclass) then perform create_reference_table('"svc_users"'); end if; end $$;
 
--- step 4 online: reference table svc_sessions, a copy on every node (its writes wait while Citus copies its rows)
+-- step 5 online: reference table svc_sessions, a copy on every node (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_sessions"'::regclass) then perform create_reference_table('"svc_sessions"'); end if; end $$;
 
--- step 5 online: reference table svc_refresh_tokens, a copy on every node (its writes wait while Citus copies its rows)
+-- step 6 online: reference table svc_refresh_tokens, a copy on every node (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_refresh_tokens"'::regclass) then perform create_reference_table('"svc_refresh_tokens"'); end if; end $$;
 
--- step 6 online: reference table svc_oauth_identities, a copy on every node (its writes wait while Citus copies its rows)
+-- step 7 online: reference table svc_oauth_identities, a copy on every node (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_oauth_identities"'::regclass) then perform create_reference_table('"svc_oauth_identities"'); end if; end $$;
 
--- step 7 online: reference table svc_worker_tokens, a copy on every node (its writes wait while Citus copies its rows)
+-- step 8 online: reference table svc_worker_tokens, a copy on every node (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_worker_tokens"'::regclass) then perform create_reference_table('"svc_worker_tokens"'); end if; end $$;
 
--- step 8 online: reference table svc_history_coverage, a copy on every node (its writes wait while Citus copies its rows)
+-- step 9 online: reference table svc_history_coverage, a copy on every node (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_history_coverage"'::regclass) then perform create_reference_table('"svc_history_coverage"'); end if; end $$;
 
--- step 9 online: distribute svc_events by tenant_id, the co-location anchor (its writes wait while Citus copies its rows)
+-- step 10 online: distribute svc_events by tenant_id, the co-location anchor (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_events"'::regclass) then perform create_distributed_table('"svc_events"', 'tenant_id', colocate_with => 'none'); end if; end $$;
 
--- step 10 online: distribute svc_changes by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 11 online: distribute svc_changes by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_changes"'::regclass) then perform create_distributed_table('"svc_changes"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 11 online: distribute svc_audit by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 12 online: distribute svc_audit by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_audit"'::regclass) then perform create_distributed_table('"svc_audit"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 12 online: distribute svc_media_blobs by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 13 online: distribute svc_media_blobs by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_media_blobs"'::regclass) then perform create_distributed_table('"svc_media_blobs"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 13 online: distribute svc_media by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 14 online: distribute svc_media by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_media"'::regclass) then perform create_distributed_table('"svc_media"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 14 online: distribute svc_tenant_heads by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 15 online: distribute svc_tenant_heads by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_tenant_heads"'::regclass) then perform create_distributed_table('"svc_tenant_heads"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 15 online: distribute svc_audit_daily by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 16 online: distribute svc_audit_daily by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_audit_daily"'::regclass) then perform create_distributed_table('"svc_audit_daily"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 16 online: distribute svc_audit_daily_actors by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 17 online: distribute svc_audit_daily_actors by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"svc_audit_daily_actors"'::regclass) then perform create_distributed_table('"svc_audit_daily_actors"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 17 online: distribute company by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 18 online: distribute company by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"company"'::regclass) then perform create_distributed_table('"company"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 18 online: distribute contact by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 19 online: distribute contact by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"contact"'::regclass) then perform create_distributed_table('"contact"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 19 online: distribute deal by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 20 online: distribute deal by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"deal"'::regclass) then perform create_distributed_table('"deal"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 20 online: distribute activity by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 21 online: distribute activity by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"activity"'::regclass) then perform create_distributed_table('"activity"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 21 online: distribute product by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 22 online: distribute product by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"product"'::regclass) then perform create_distributed_table('"product"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 22 online: distribute line_item by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 23 online: distribute line_item by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"line_item"'::regclass) then perform create_distributed_table('"line_item"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 23 online: distribute note by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 24 online: distribute note by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"note"'::regclass) then perform create_distributed_table('"note"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 24 online: distribute ticket by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 25 online: distribute ticket by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"ticket"'::regclass) then perform create_distributed_table('"ticket"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 25 online: distribute company_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 26 online: distribute company_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"company_projection"'::regclass) then perform create_distributed_table('"company_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 26 online: distribute contact_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 27 online: distribute contact_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"contact_projection"'::regclass) then perform create_distributed_table('"contact_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 27 online: distribute deal_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 28 online: distribute deal_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"deal_projection"'::regclass) then perform create_distributed_table('"deal_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 28 online: distribute activity_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 29 online: distribute activity_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"activity_projection"'::regclass) then perform create_distributed_table('"activity_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 29 online: distribute product_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 30 online: distribute product_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"product_projection"'::regclass) then perform create_distributed_table('"product_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 30 online: distribute line_item_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 31 online: distribute line_item_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"line_item_projection"'::regclass) then perform create_distributed_table('"line_item_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 31 online: distribute note_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 32 online: distribute note_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"note_projection"'::regclass) then perform create_distributed_table('"note_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
 
--- step 32 online: distribute ticket_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
+-- step 33 online: distribute ticket_projection by tenant_id, co-located with svc_events (its writes wait while Citus copies its rows)
 do $$ begin if not exists (select from pg_dist_partition where logicalrelid = '"ticket_projection"'::regclass) then perform create_distributed_table('"ticket_projection"', 'tenant_id', colocate_with => 'svc_events'); end if; end $$;
