@@ -12,7 +12,10 @@
  *   tenant, never from the log. Positions are gapless (tenant-seq.ts), so
  *   the difference is the number of changes. Only the split by stream reads
  *   the log: through each behind tenant's (tenant_id, tenant_seq) index, at
- *   most LAG_BOUND rows in all.
+ *   most LAG_BOUND rows in all (tenant after tenant, the outer limit stops
+ *   the loop; for a tenant with few changes behind the planner may take them
+ *   all with a bitmap scan and sort them, for a long one the ordered index
+ *   scan stops at the limit).
  */
 import type { Db, Tx } from '../db/index.ts';
 import { compile, sql, type Sql } from '../sql/index.ts';

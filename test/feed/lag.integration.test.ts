@@ -7,7 +7,7 @@
  * handled everything, whatever its global cursor row says.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORIGIN, type ConsumerHandle, type DurableConsumer } from '../../runtime/feed/index.ts';
+import { LAG_BOUND, ORIGIN, type ConsumerHandle, type DurableConsumer } from '../../runtime/feed/index.ts';
 import { globalBacklog, heldPositions, tenantBacklog } from '../../runtime/feed/lag.ts';
 import type { TestService } from '../helpers/service.ts';
 import { clientFor, create, startRecordsService, UPDATE } from '../records/helpers.ts';
@@ -128,4 +128,52 @@ describe.each(['global', 'tenant'] as const)('feed lag, cursor %s', (mode) => {
       expect(await tenantBacklog(svc.ctx.db, heldPositions(positions))).toMatchObject({ behind: 2, tenantsBehind: 1, byStreamIsPartial: false });
     }
   });
+
+  it('past LAG_BOUND: the count stays bounded (tenant: exact from the heads), and the log is read by index, never scanned', async () => {
+    const db = svc.ctx.db;
+    // 200 tenants x 100 changes (tenant mode: with their heads), 60 of each beyond the positions read below.
+    const before = svc.ctx.services.feed.head;
+    await db.none(`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id, tenant_seq)
+      select 'lagscale-' || t || '-' || s, 'Counter', 'lagscale-' || t || '-' || s, 1, 'Created', '{}'::jsonb, 'test',
+             'lagscale-${mode}-' || t, case when $1 then s end
+        from generate_series(1, 200) t, generate_series(1, 100) s`, [mode === 'tenant']);
+    if (mode === 'tenant') {
+      await db.none(`insert into svc_tenant_heads (tenant_id, last_seq) select 'lagscale-${mode}-' || t, 100 from generate_series(1, 200) t`);
+    }
+    await db.none('analyze svc_events; analyze svc_tenant_heads');
+    const sent: Array<{ text: string; values: unknown[] }> = [];
+    const recording = {
+      one: (q: { text: string; values: unknown[] }) => db.one(q),
+      manyOrNone: (q: { text: string; values: unknown[] }) => (sent.push(q), db.manyOrNone(q)),
+    } as unknown as typeof db;
+    let backlog;
+    if (mode === 'tenant') {
+      const heads = await db.any<{ tenant_id: string; last_seq: string }>('select tenant_id, last_seq from svc_tenant_heads');
+      const positions = new Map(heads.map((h) => [h.tenant_id, h.tenant_id.startsWith('lagscale-') ? 40 : Number(h.last_seq)]));
+      backlog = await tenantBacklog(recording, heldPositions(positions));
+      expect(backlog).toMatchObject({ behind: 12_000, behindIsEstimate: false, tenantsBehind: 200, byStreamIsPartial: true });
+    } else {
+      backlog = await globalBacklog(recording, before);
+      expect(backlog).toMatchObject({ behind: LAG_BOUND, behindIsEstimate: true, tenantsBehind: null, byStreamIsPartial: true });
+    }
+    expect([...backlog.byStream.values()].reduce((a, b) => a + b, 0)).toBe(LAG_BOUND);
+    expect(sent).toHaveLength(1);
+    const [plan] = await db.any<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (format json) ${sent[0].text}`, sent[0].values);
+    const all = [...nodes(plan['QUERY PLAN'][0].Plan)];
+    expect(all.filter((n) => n['Relation Name'] === 'svc_events').map((n) => n['Node Type'])).not.toContain('Seq Scan');
+    // Tenant mode: each behind tenant's changes through its (tenant_id, tenant_seq) index; global: the (tx, seq) walk.
+    expect(all.map((n) => n['Index Name'])).toContain(mode === 'tenant' ? 'svc_events_tenant_position' : 'svc_events_tx_seq');
+  });
 });
+
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Relation Name'?: string;
+  readonly 'Index Name'?: string;
+  readonly Plans?: readonly PlanNode[];
+}
+
+function* nodes(node: PlanNode): Generator<PlanNode> {
+  yield node;
+  for (const child of node.Plans ?? []) yield* nodes(child);
+}
