@@ -83,10 +83,8 @@ export const audit = defineCapability({
     if (policy !== 'off') ctx.observeErrors(deniedAttempts(log));
     ctx.services.openapi.add(AUDIT_PATHS);
     // The statistics' rollups are folded whatever the policy: entries written before `off` are still read.
-    // Not on the embedded database (the dev server's, one session): there the fold's periodic run
-    // stalled the start (not understood yet, an open item of ADR 022), and the statistics read a
-    // log that holds no watermark from the log itself, which a dev database's size allows.
-    const rollups = ctx.dbKind === 'embedded' ? { stop: async () => {} } : startRollups(ctx.db, ctx.log);
+    // The embedded database too (its stalled start was the notifier's second client of PGlite: db/embedded.ts).
+    const rollups = startRollups(ctx.db, ctx.log);
     const sweep = retainDays === null ? null : startSweep(ctx.db, retainDays, ctx.log, (rows) => log.pruned(rows));
     return {
       async stop() {

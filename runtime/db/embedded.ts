@@ -2,11 +2,22 @@
  * Embedded Postgres for development: PGlite in this process, data under a
  * folder, reached through PGlite's own node-postgres adapter with exactly one
  * connection. A lockfile keeps a second process off the data folder.
+ *
+ * Everything goes through that one pooled connection, the notifier's LISTEN
+ * and NOTIFY too. PGlite's own API (`query`, `exec`, `listen`) is a second
+ * client of its one backend that nothing orders against the adapter's: both
+ * keep a statement's answer in one shared buffer across an await, so a call
+ * of it made while a pooled statement awaited took that statement's answer,
+ * and the pooled statement waited forever, holding the pool's only
+ * connection: the stalled starts of the audit fold and of the tenant feed
+ * (docs/dev.md, "The embedded database"). Notifications are taken from
+ * PGlite's protocol stream (`onNotification`), which every pooled answer
+ * passes through.
  */
 import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IMain } from 'pg-promise';
-import type { Database } from './types.ts';
+import type { Database, Db } from './types.ts';
 import { HandlerRegistry, NOTIFY, quoteChannel, type Notifier } from './notify.ts';
 
 export class EmbeddedLockedError extends Error {
@@ -22,7 +33,7 @@ export async function openEmbedded(pgp: IMain, dir: string): Promise<Database> {
   const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const pglite = await PGlite.create(dir);
   const db = pgp(createPgConfig(pglite) as never);
-  const notifier = createPgliteNotifier(pglite);
+  const notifier = createPgliteNotifier(pglite, db);
   return {
     db,
     direct: db,
@@ -40,29 +51,31 @@ export async function openEmbedded(pgp: IMain, dir: string): Promise<Database> {
 }
 
 interface PgliteLike {
-  listen(channel: string, cb: (payload: string) => void): Promise<() => Promise<void>>;
-  query(sql: string, params?: unknown[]): Promise<unknown>;
+  onNotification(cb: (channel: string, payload: string) => void): () => void;
 }
 
-function createPgliteNotifier(pglite: PgliteLike): Notifier {
+/**
+ * LISTEN, UNLISTEN and NOTIFY as statements of the pool (so never inside
+ * another caller's transaction, never between a statement's messages); a
+ * notification reaches PGlite's protocol stream with the answer of whichever
+ * pooled statement follows its commit, and is dispatched from there.
+ */
+function createPgliteNotifier(pglite: PgliteLike, db: Db): Notifier {
   const registry = new HandlerRegistry();
-  const unlisten = new Map<string, () => Promise<void>>();
+  const off = pglite.onNotification((channel, payload) => registry.dispatch(channel, payload));
   return {
     async listen(channel, handler) {
-      quoteChannel(channel);
-      if (registry.add(channel, handler)) {
-        unlisten.set(channel, await pglite.listen(channel, (payload) => registry.dispatch(channel, payload)));
-      }
+      const quoted = quoteChannel(channel);
+      if (registry.add(channel, handler)) await db.none(`LISTEN ${quoted}`);
       return async () => {
-        if (registry.remove(channel, handler)) await unlisten.get(channel)?.();
+        if (registry.remove(channel, handler)) await db.none(`UNLISTEN ${quoted}`).catch(() => undefined);
       };
     },
     async notify(channel, payload) {
-      await pglite.query(NOTIFY.text, [channel, payload]);
+      await db.one(NOTIFY.text, [channel, payload]);
     },
     async close() {
-      for (const stop of unlisten.values()) await stop().catch(() => undefined);
-      unlisten.clear();
+      off();
     },
   };
 }

@@ -5,7 +5,8 @@
  * the change feed reads the event log (ADR 010).
  *
  * One interface, two implementations: LISTEN on a dedicated connection of a
- * real server, and `pglite.listen()` in embedded mode. Notifications sent with
+ * real server; in embedded mode LISTEN and NOTIFY as statements of the one
+ * pooled connection (embedded.ts). Notifications sent with
  * `pg_notify` inside a transaction are delivered on commit, never before.
  * Payloads over ~8000 bytes are refused by Postgres: callers send a reference.
  */

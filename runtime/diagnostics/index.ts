@@ -2,7 +2,8 @@
  * GET /storage/diagnostics (Admin only, read-only; there is no route that
  * deletes data or resets history): read-cache metrics, per-model history
  * coverage, projections (state, rows, refresh lag), the change feed's reader
- * and the durable consumers' cursors, audit usage. From estimates and bounded
+ * and the durable consumers' cursors with what lies beyond them (in the
+ * feed's mode: per tenant, summed, in tenant mode), audit usage. From estimates and bounded
  * reads (report.ts, ADR 021): its cost does not grow with the tables.
  *
  * Query parameters: `exactUpTo` (1..100000) counts rows exactly up to that
@@ -38,12 +39,19 @@ export const diagnostics = defineCapability({
     ctx.router.get('/storage/diagnostics', requireRole(ctx.services.auth, ['Admin']), async (koa) => {
       const options = optionsOf(koa);
       koa.set('Cache-Control', 'no-store');
-      const lags = await consumerLags(ctx.db);
+      const { feed } = ctx.services;
+      const lags = await consumerLags(ctx.db, feed);
+      const backlog = await feed.backlog();
       koa.body = {
         cache: ctx.services.readCache?.metrics() ?? { enabled: false },
         history: await historyReport(ctx.db, ctx.services.events.policy, models, options),
         projections: await projectionReport(ctx.db, ctx.services.projections, lags, options),
-        feed: { ...ctx.services.feed.stats(), consumers: consumersReport(lags) },
+        feed: {
+          ...feed.stats(),
+          // What the reader has not read yet, in the mode's positions (tenant mode: summed over tenants).
+          behind: backlog.behind, behindIsEstimate: backlog.behindIsEstimate, tenantsBehind: backlog.tenantsBehind,
+          consumers: consumersReport(lags),
+        },
         audit: await auditReport(ctx.db, ctx.services.audit.policy, options),
       };
     });

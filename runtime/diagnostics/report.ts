@@ -4,7 +4,7 @@
  * per model from `pg_stats` of svc_events.stream_type), flagged
  * `...IsEstimate`; a table estimated below CHEAP_ROWS, or any table when the
  * caller passes `exactUpTo`, is counted exactly up to that bound. Consumers'
- * lag is counted from their cursors, up to LAG_BOUND log rows. The
+ * lag is counted from their cursors in the feed's mode (feed/lag.ts). The
  * comparison of a projection with its base table is opt-in and bounded
  * (`verify`: the newest N records). Nothing here writes.
  */
@@ -12,6 +12,7 @@ import { isoUtc, type Db } from '../db/index.ts';
 import { coverageGaps, type HistoryOptions } from '../events/index.ts';
 import { checkNewest, TABLES_CONSUMER, type ProjectionService, type TableProjection } from '../projections/index.ts';
 import { compile, sql } from '../sql/index.ts';
+import type { Backlog, ChangeFeed } from '../feed/index.ts';
 
 export interface ReadCacheMetrics {
   /** Whatever the read cache reports (hits, misses, entries, ...); `enabled` at least. */
@@ -24,8 +25,6 @@ export const CHEAP_ROWS = 10_000;
 export const MAX_EXACT = 100_000;
 /** Maximum of `verify`: newest records compared per projection. */
 export const MAX_VERIFY = 10_000;
-/** Log rows read after a consumer's cursor to count what it has not applied. */
-export const LAG_BOUND = 10_000;
 
 export interface ReportOptions {
   /** Count exactly up to this many rows per table or model (1..MAX_EXACT); null: estimates above CHEAP_ROWS. */
@@ -138,33 +137,31 @@ interface CursorRow {
 
 interface ConsumerLag {
   readonly name: string;
-  readonly position: { readonly tx: string; readonly seq: number };
+  /** Global mode: the cursor; tenant mode: null (the consumer's positions are per tenant). */
+  readonly position: { readonly tx: string; readonly seq: number } | null;
   readonly updatedAt: string | null;
-  /** Changes after the cursor per stream, counted over at most LAG_BOUND log rows. */
-  readonly pendingByStream: ReadonlyMap<string, number>;
-  readonly pending: number;
-  readonly pendingIsEstimate: boolean;
+  readonly backlog: Backlog;
 }
 
-/** Every durable consumer's cursor and what lies after it, from both halves of the log (svc_events, svc_changes), bounded. */
-export async function consumerLags(db: Db): Promise<ConsumerLag[]> {
-  const cursors = await db.manyOrNone<CursorRow>(compile(sql`select name, tx::text as tx, seq::text as seq, updated_at from svc_feed_cursors order by name`));
+/**
+ * Every durable consumer's cursor and what lies beyond it, in the feed's
+ * mode (feed/lag.ts): global, the log rows after its (tx, seq) cursor, up to
+ * LAG_BOUND; tenant, the heads beyond its per-tenant cursors, summed (its
+ * last move: the newest of those rows).
+ */
+export async function consumerLags(db: Db, feed: Pick<ChangeFeed, 'mode' | 'consumerBacklog'>): Promise<ConsumerLag[]> {
+  const tenant = feed.mode === 'tenant';
+  const moved = tenant
+    ? sql`(select max(c.updated_at) from svc_feed_tenant_cursors c where c.consumer = f.name)`
+    : sql`f.updated_at`;
+  const cursors = await db.manyOrNone<CursorRow>(compile(sql`
+    select f.name, f.tx::text as tx, f.seq::text as seq, ${moved} as updated_at from svc_feed_cursors f order by f.name`));
   const out: ConsumerLag[] = [];
   for (const c of cursors) {
-    const after = sql`(tx, seq) > (${sql.value(c.tx, 'text')}::xid8, ${sql.value(Number(c.seq), 'bigint')})`;
-    const rows = await db.manyOrNone<{ stream_type: string; n: number }>(compile(sql`
-      select stream_type, count(*)::int as n from (
-        select stream_type from (
-          (select tx, seq, stream_type from svc_events where ${after} order by tx, seq limit ${sql.value(LAG_BOUND, 'int')})
-          union all
-          (select tx, seq, stream_type from svc_changes where ${after} order by tx, seq limit ${sql.value(LAG_BOUND, 'int')})
-        ) u order by tx, seq limit ${sql.value(LAG_BOUND, 'int')}) x
-       group by stream_type`));
-    const byStream = new Map(rows.map((r) => [r.stream_type, r.n]));
-    const pending = rows.reduce((n, r) => n + r.n, 0);
+    const position = { tx: c.tx, seq: Number(c.seq) };
     out.push({
-      name: c.name, position: { tx: c.tx, seq: Number(c.seq) }, updatedAt: iso(c.updated_at),
-      pendingByStream: byStream, pending, pendingIsEstimate: pending >= LAG_BOUND,
+      name: c.name, position: tenant ? null : position, updatedAt: iso(c.updated_at),
+      backlog: await feed.consumerBacklog(c.name, position),
     });
   }
   return out;
@@ -174,8 +171,10 @@ export async function consumerLags(db: Db): Promise<ConsumerLag[]> {
 export function consumersReport(lags: readonly ConsumerLag[]) {
   return lags.map((l) => ({
     name: l.name, position: l.position, updatedAt: l.updatedAt,
-    /** Log rows after the cursor (any stream), up to LAG_BOUND: what the consumer has not read yet. */
-    behind: l.pending, behindIsEstimate: l.pendingIsEstimate,
+    /** Changes beyond the cursor (any stream): what the consumer has not read yet (global: up to LAG_BOUND). */
+    behind: l.backlog.behind, behindIsEstimate: l.backlog.behindIsEstimate,
+    /** Tenant mode: tenants it is behind in (null in global mode). */
+    tenantsBehind: l.backlog.tenantsBehind,
   }));
 }
 
@@ -205,9 +204,9 @@ export async function projectionReport(db: Db, projections: ProjectionService, l
       build: projectionState?.build ?? null,
       rows: rows?.value ?? null,
       rowsIsEstimate: rows?.isEstimate ?? false,
-      /** Changes of the source model its consumer has not applied yet (the refresh lag), counted up to LAG_BOUND. */
-      lagRows: consumer ? (consumer.pendingByStream.get(info.sourceModel) ?? 0) : null,
-      lagIsEstimate: consumer?.pendingIsEstimate ?? false,
+      /** Changes of the source model its consumer has not applied yet (the refresh lag), counted over at most LAG_BOUND changes. */
+      lagRows: consumer ? (consumer.backlog.byStream.get(info.sourceModel) ?? 0) : null,
+      lagIsEstimate: consumer?.backlog.byStreamIsPartial ?? false,
       ...(table && options.verify !== null ? { verified: await verify(db, table, options.verify) } : {}),
       lastSyncAt: iso(saved?.last_sync_at),
       lastRebuildAt: iso(saved?.last_rebuild_at),

@@ -31,12 +31,7 @@ export const events = defineCapability({
   requires: [],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   async init(ctx) {
-    // The embedded database is one process on one node: the global feed, whatever is configured
-    // (tenant mode there is untested and stalls at start, see ADR 025 decision 4).
-    if (ctx.dbKind === 'embedded' && ctx.config.feed.cursor === 'tenant') {
-      ctx.log.warn('SVC_FEED_CURSOR=tenant is for Citus; the embedded database reads the global feed');
-    }
-    const cursor = ctx.dbKind === 'embedded' ? 'global' : await feedCursorMode(ctx.db, ctx.config.feed.cursor);
+    const cursor = await feedCursorMode(ctx.db, ctx.config.feed.cursor);
     const store = createEventStore(ctx.db, { ...ctx.config.history, models: new Set(ctx.ir.models.map((model) => model.name)) }, cursor);
     ctx.services.events = store;
     ctx.services.streams = new RuntimeStreams(store);

@@ -18,6 +18,7 @@ import { defineCapability, type ServiceContext } from '../core/index.ts';
 import { ensureCursor, runConsumer, type ConsumerHandle, type ConsumerStart, type DurableConsumer } from './durable.ts';
 import { compare, filterOf, positionOf, readPage, type FeedPosition } from './read.ts';
 import { FeedPositionError, FeedReader, type FeedStats } from './reader.ts';
+import { consumerPositions, globalBacklog, heldPositions, tenantBacklog, type Backlog } from './lag.ts';
 import { decodePosition, headOf, readTenantPage, tenantPositionOf, type TenantPosition } from './tenant.ts';
 import { tenantKey, tenantOfKey, type FeedCursorMode } from '../events/index.ts';
 import type { FeedSubscription, SubscribeOptions, Subscriber } from './subscription.ts';
@@ -28,6 +29,7 @@ export type { DurableConsumer, ConsumerHandle, ConsumerStats, ConsumerStart } fr
 export type { FeedStats } from './reader.ts';
 export { FeedPositionError } from './reader.ts';
 export { encodePosition, decodePosition, type TenantPosition } from './tenant.ts';
+export { LAG_BOUND, type Backlog } from './lag.ts';
 
 export interface ChangeFeed {
   /** Where this instance's reader stands: every change at or before it was delivered. */
@@ -45,6 +47,10 @@ export interface ChangeFeed {
   positionOf(eventId: string): Promise<{ position: FeedPosition | TenantPosition; tenantId: string | null } | null>;
   poke(): void;
   stats(): FeedStats;
+  /** What this instance's reader has not read yet, in this feed's mode (lag.ts: bounded, never a scan of the log). */
+  backlog(): Promise<Backlog>;
+  /** What the durable consumer `name` has not handled yet: after its cursor (global), beyond its per-tenant cursors (tenant). */
+  consumerBacklog(name: string, position: FeedPosition): Promise<Backlog>;
 }
 
 declare module '../core/capability.ts' {
@@ -137,6 +143,8 @@ function createFeedService(ctx: ServiceContext<never>, reader: FeedReader, consu
     },
     poke: () => reader.poke(),
     stats: () => reader.stats(),
+    backlog: () => (mode === 'tenant' ? tenantBacklog(ctx.db, heldPositions(reader.tenantPositions())) : globalBacklog(ctx.db, reader.head)),
+    consumerBacklog: (name, position) => (mode === 'tenant' ? tenantBacklog(ctx.db, consumerPositions(name)) : globalBacklog(ctx.db, position)),
   };
 }
 

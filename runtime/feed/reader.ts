@@ -41,7 +41,11 @@ const TENANTS_PER_TRIP = 100;
 export type BatchListener = (changes: readonly FeedChange[], end: FeedPosition) => void;
 
 export interface FeedStats {
-  readonly head: FeedPosition;
+  readonly mode: FeedCursorMode;
+  /** Global mode: every change at or before it was delivered. Tenant mode: null (positions are per tenant, see `tenants`). */
+  readonly head: FeedPosition | null;
+  /** Tenant mode: tenants the reader holds a position in; null in global mode. */
+  readonly tenants: number | null;
   readonly delivered: number;
   readonly reads: number;
   readonly failures: number;
@@ -190,8 +194,17 @@ export class FeedReader {
     return this.filter_;
   }
 
+  /** Tenant mode: where the reader stands in each tenant it has seen (a tenant absent: 0). */
+  tenantPositions(): ReadonlyMap<string, number> {
+    return new Map(this.tenantHead);
+  }
+
   stats(): FeedStats {
-    return { head: this.head_, subscribers: this.subscribers.size, ...this.stats_ };
+    const tenant = this.mode === 'tenant';
+    return {
+      mode: this.mode, head: tenant ? null : this.head_, tenants: tenant ? this.tenantHead.size : null,
+      subscribers: this.subscribers.size, ...this.stats_,
+    };
   }
 
   async stop(): Promise<void> {

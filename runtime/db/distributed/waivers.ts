@@ -109,6 +109,14 @@ const WAIVERS: readonly Waiver[] = [
       /^ ?select m\.model, \(select e\.occurred_at from svc_events e where e\.stream_type = m\.model order by e\.seq limit 1\) as first_at, /,
     ].map((r) => r.source).join('|')),
   },
+  {
+    reason: 'the feed\'s lag in tenant mode (runtime/feed/lag.ts, for the operator\'s diagnostics report): the heads beyond a consumer\'s or the reader\'s per-tenant positions, one row per tenant summed, and their changes by stream read through each tenant\'s (tenant_id, tenant_seq) index up to a bound: aggregates over every tenant, which Citus runs on every shard and merges',
+    kinds: ['unpinned', 'two-tenants'],
+    match: new RegExp([
+      /^ ?select coalesce\(sum\(b\.last_seq - b\.position\), 0\)::text as behind, count\(\*\)::int as tenants from \( ?select h\.tenant_id, h\.last_seq, coalesce\(k\.position, 0\) as position from svc_tenant_heads h /,
+      /^ ?select x\.stream_type, count\(\*\)::int as n from \( ?select y\.stream_type from \( ?select h\.tenant_id, h\.last_seq, coalesce\(k\.position, 0\) as position from svc_tenant_heads h /,
+    ].map((r) => r.source).join('|')),
+  },
 ];
 
 /** The reason a violation is allowed for now, or null. The patterns read the text with its whitespace collapsed. */
