@@ -21,12 +21,17 @@
  * not run twice.
  *
  * A project built with the target once keeps it (the snapshot says
- * `"target": "citus"`): a later build distributes the tables of new models in
- * a migration of their own.
+ * `"target": "citus"`): a later build hands each new model's tables to Citus
+ * inside the migration that creates them (`citusNewTables`), right after the
+ * model's `create table` and before any foreign key to or from it. Citus
+ * refuses a key from a distributed table to a table that is not (yet)
+ * distributed or a reference table (an existing model gaining a belongsTo to
+ * the new one), so a migration of its own after that one could never run.
  */
 import type { Model, SchemaIR } from '../../runtime/ir/types.ts';
 import { migrationFileName, projectionTableName, quoteIdent } from '../ir/naming.ts';
 import { projectionColumns } from './projections.ts';
+import type { NewTableSteps } from './migrate/index.ts';
 import { online, preflight, stepLine, transactional, type Step } from './migrate/steps.ts';
 import { render } from './templates.ts';
 
@@ -50,8 +55,6 @@ export const DISTRIBUTION_COLUMN = 'tenant_id';
 export interface CitusInput {
   readonly target: Target;
   readonly previousTarget: Target;
-  /** The previous snapshot's IR (null for a first build). */
-  readonly previous: SchemaIR | null;
   readonly next: SchemaIR;
   /** The number the file gets: after every migration of this build. */
   readonly sequence: number;
@@ -64,43 +67,33 @@ export interface CitusMigration {
   readonly summary: readonly string[];
 }
 
-/** The distribution migration this build adds, or null (default target, or nothing new to distribute). */
+/**
+ * The distribution migration this build adds: the first build with the target
+ * distributes every table; null for the default target and for a project
+ * already distributed (its new tables are distributed by `citusNewTables`).
+ */
 export function emitCitusMigration(input: CitusInput): CitusMigration | null {
-  if (input.target !== 'citus') return null;
-  const whole = input.previousTarget !== 'citus';
-  const known = new Set(whole ? [] : (input.previous?.models ?? []).map((m) => m.table));
-  const models = inForeignKeyOrder(input.next.models).filter((m) => !known.has(m.table));
-  if (!whole && models.length === 0) return null;
-  const reference = whole ? [...RUNTIME_REFERENCE_TABLES] : [];
-  const distributed = [
-    ...(whole ? RUNTIME_DISTRIBUTED_TABLES : []),
-    ...models.map((m) => m.table),
-    ...models.map((m) => projectionTableName(m.table)),
-  ];
-  const steps: Step[] = [
-    preflight('the database has Citus (run `create extension citus` on the coordinator first)',
-      `select 'create extension citus' as missing where not exists (select from pg_proc where proname = 'create_distributed_table');`),
-  ];
+  if (input.target !== 'citus' || input.previousTarget === 'citus') return null;
+  const models = inForeignKeyOrder(input.next.models);
+  const distributed = [...RUNTIME_DISTRIBUTED_TABLES, ...models.map((m) => m.table), ...models.map((m) => projectionTableName(m.table))];
+  const steps: Step[] = [hasCitus()];
   if (models.length > 0) {
     steps.push(transactional('the projection tables, which the runtime would create at its start, after this migration',
       ...models.map(projectionTable)));
   }
-  for (const table of reference) {
+  for (const table of RUNTIME_REFERENCE_TABLES) {
     steps.push(online(`reference table ${table}, a copy on every node (its writes wait while Citus copies its rows)`, guarded(table, `create_reference_table(${regclass(table)})`)));
   }
   for (const table of distributed) {
-    const colocate = table === ANCHOR ? 'none' : ANCHOR;
     const what = table === ANCHOR ? 'the co-location anchor' : `co-located with ${ANCHOR}`;
-    steps.push(online(`distribute ${table} by ${DISTRIBUTION_COLUMN}, ${what} (its writes wait while Citus copies its rows)`,
-      guarded(table, `create_distributed_table(${regclass(table)}, '${DISTRIBUTION_COLUMN}', colocate_with => '${colocate}')`)));
+    steps.push(distribute(table, `distribute ${table} by ${DISTRIBUTION_COLUMN}, ${what} (its writes wait while Citus copies its rows)`));
   }
-  const runtime = whole ? RUNTIME_DISTRIBUTED_TABLES.join(', ') : null;
   const summary = [
-    ...(reference.length > 0 ? [`reference tables: ${reference.join(', ')}`] : []),
-    ...(runtime ? [`distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${runtime}`] : []),
+    `reference tables: ${RUNTIME_REFERENCE_TABLES.join(', ')}`,
+    `distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${RUNTIME_DISTRIBUTED_TABLES.join(', ')}`,
     ...(models.length > 0 ? [`distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${models.map((m) => m.table).join(', ')} and ${models.length === 1 ? 'its projection' : 'their projections'}`] : []),
   ];
-  const title = whole ? 'distribute the tables for Citus (--target citus)' : `distribute ${models.map((m) => m.name).join(', ')} for Citus (--target citus)`;
+  const title = 'distribute the tables for Citus (--target citus)';
   const number = String(input.sequence).padStart(4, '0');
   const content = render('migration.sql', {
     schemaFile: input.schemaFile,
@@ -111,8 +104,48 @@ export function emitCitusMigration(input: CitusInput): CitusMigration | null {
     destructive: [],
     steps: steps.map((step, i) => ({ line: stepLine(step, i + 1), sql: step.sql })),
   });
-  const name = whole ? 'distribute for citus' : `distribute ${models.map((m) => m.table).join(' ')} for citus`;
-  return { path: `migrations/${migrationFileName(input.sequence, name)}`, content, summary: [title, ...summary] };
+  return { path: `migrations/${migrationFileName(input.sequence, 'distribute for citus')}`, content, summary: [title, ...summary] };
+}
+
+/**
+ * On a project already distributed (`--target citus`, and the previous
+ * snapshot says so), the steps the schema migration runs around each new
+ * model's table (generator/emit/migrate/index.ts): a preflight first (the
+ * database has Citus), then, right after the model's `create table` and
+ * before every foreign key of that file (they come last: PHASE in
+ * migrate/changes.ts), the table distributed by `tenant_id` co-located with
+ * the anchor, its projection table created and distributed the same way.
+ * The new table is empty, so each distribution is a catalog change. Its
+ * keys to existing tables, and existing tables' keys to it (a new belongsTo
+ * on an existing model), are then keys between co-located distributed
+ * tables, which Citus accepts; a key from a distributed table to a local one
+ * it refuses.
+ */
+export function citusNewTables(target: Target, previousTarget: Target): NewTableSteps | undefined {
+  if (target !== 'citus' || previousTarget !== 'citus') return undefined;
+  return {
+    first: [hasCitus()],
+    after: (model) => {
+      const projection = projectionTableName(model.table);
+      const why = `co-located with ${ANCHOR}, before any foreign key to or from it (--target citus; a new, empty table)`;
+      return [
+        distribute(model.table, `Citus: distribute ${model.table} by ${DISTRIBUTION_COLUMN}, ${why}`),
+        transactional(`Citus: the projection table of ${model.name}, which the runtime would create at its start, after this migration`, projectionTable(model)),
+        distribute(projection, `Citus: distribute ${projection} by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR} (--target citus; a new, empty table)`),
+      ];
+    },
+    details: (models) => [
+      `Citus (--target citus): distribute ${models.map((m) => m.table).join(', ')} and ${models.length === 1 ? 'its projection' : 'their projections'} by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}, each right after its create table`,
+    ],
+  };
+}
+
+const hasCitus = () => preflight('the database has Citus (run `create extension citus` on the coordinator first)',
+  `select 'create extension citus' as missing where not exists (select from pg_proc where proname = 'create_distributed_table');`);
+
+function distribute(table: string, description: string): Step {
+  const colocate = table === ANCHOR ? 'none' : ANCHOR;
+  return online(description, guarded(table, `create_distributed_table(${regclass(table)}, '${DISTRIBUTION_COLUMN}', colocate_with => '${colocate}')`));
 }
 
 /** Models so that each comes after the models its belongsTo fields reference (a cycle keeps the declared order). */

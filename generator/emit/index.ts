@@ -7,7 +7,7 @@ import type { SchemaIR } from '../../runtime/ir/types.ts';
 import type { Result, SourceLocation } from '../diagnostics.ts';
 import { emitAccess } from './access.ts';
 import { emitActions } from './actions.ts';
-import { emitCitusMigration, type Target } from './citus.ts';
+import { citusNewTables, emitCitusMigration, type Target } from './citus.ts';
 import { emitClient } from './client.ts';
 import { GENERATED_MARKER } from './header.ts';
 import { CURRENT_LAYOUT, emitMigrations, placeColumns, type Layout } from './migrate/index.ts';
@@ -67,6 +67,8 @@ export interface MigrationSummary {
 export function emitProject(input: EmitInput): Result<EmitOutput> {
   const { schemaFile, previous } = input;
   const ir = placeColumns(input.ir, previous.snapshot);
+  const target = input.target ?? 'postgres';
+  const newTables = citusNewTables(target, previous.target ?? 'postgres');
   const migrations = emitMigrations({
     previous: previous.snapshot,
     previousLayout: previous.layout,
@@ -76,11 +78,11 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
     allowDestructive: input.allowDestructive,
     schemaFile,
     locate: input.locate,
+    ...(newTables ? { newTables } : {}),
   });
   if (!migrations.ok) return migrations;
-  const target = input.target ?? 'postgres';
   const citus = emitCitusMigration({
-    target, previousTarget: previous.target ?? 'postgres', previous: previous.snapshot, next: ir, schemaFile,
+    target, previousTarget: previous.target ?? 'postgres', next: ir, schemaFile,
     sequence: nextSequence([...previous.migrations, ...migrations.value.map((m) => m.path.slice('migrations/'.length))]),
   });
   const files = new Map<string, string>([

@@ -3,18 +3,20 @@
  * (test/helpers/citus-stub.sql) stands in for `create_reference_table` and
  * `create_distributed_table` on the real Postgres and refuses what Citus
  * would. A project built with `--target citus` applies every migration
- * (runtime, schema, the distribution) on a fresh database holding the stub.
+ * (runtime, schema, the distribution) on a fresh database holding the stub;
+ * so does its later build that adds models (fixtures/crm-grown), on top.
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../generator/index.ts';
 import { openDatabase, type Database } from '../../runtime/db/index.ts';
 import { migrate } from '../../runtime/db/migrate/index.ts';
+import { parseMigration } from '../../runtime/db/migrate/parse.ts';
 import { migrationSets } from '../../runtime/service/start.ts';
 import { installCitusStub, placements, runSql } from '../helpers/citus.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { FIXTURES, tempDir } from '../generator/helpers.ts';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../helpers/db.ts';
+import { FIXTURES, copySchema, tempDir } from '../generator/helpers.ts';
 
 const databases: TestDatabase[] = [];
 const opened: Database[] = [];
@@ -83,6 +85,72 @@ describe('the CRM fixture built with --target citus', () => {
   });
 });
 
+/**
+ * fixtures/crm-grown, built after the CRM on the same DIR: Segment is new and
+ * referenced by the existing Contact, Call is new and belongs to Deal and to
+ * Segment. The later migration distributes each new table right after its
+ * `create table`, so every key it adds is between co-located distributed tables.
+ */
+describe('a later build of the distributed CRM that adds models', () => {
+  const GROWN = '0003_add_model_call_and_more.sql';
+  let outDir: string;
+  beforeAll(async () => {
+    const dir = tempDir('crm-citus-grown');
+    const schemaPath = copySchema('crm', dir);
+    outDir = join(dir, 'out');
+    const first = await build({ schemaPath, outDir, target: 'citus' });
+    if (!('written' in first)) throw new Error(`build failed: ${JSON.stringify(first)}`);
+    cpSync(join(FIXTURES, 'crm-grown', 'schema.ts'), schemaPath);
+    const later = await build({ schemaPath, outDir, target: 'citus' });
+    if (!('written' in later)) throw new Error(`build failed: ${JSON.stringify(later)}`);
+    expect(later.written.filter((p) => p.startsWith('migrations/'))).toEqual([`migrations/${GROWN}`]);
+  }, 120_000);
+
+  /** A database holding the stub and the first build's migrations (the CRM distributed). */
+  async function distributedCrm(): Promise<{ url: string; sets: ReturnType<typeof migrationSets>; schemaDir: string }> {
+    const database = await stubbedDatabase();
+    const schemaDir = join(tempDir('crm-citus-grown-db'), 'migrations');
+    mkdirSync(schemaDir);
+    for (const file of ['0001_initial.sql', '0002_distribute_for_citus.sql']) copyFileSync(join(outDir, 'migrations', file), join(schemaDir, file));
+    const sets = [...migrationSets(outDir).filter((s) => s.scope !== 'schema'), { scope: 'schema', dir: schemaDir }];
+    await migrateAll(database.url, sets);
+    return { url: database.url, sets, schemaDir };
+  }
+
+  it('applies the first build, then the later one: the new tables distributed, co-located, their keys validated', async () => {
+    const { url, sets, schemaDir } = await distributedCrm();
+    copyFileSync(join(outDir, 'migrations', GROWN), join(schemaDir, GROWN));
+    expect(await migrateAll(url, sets)).toEqual([`schema/${GROWN}`]);
+    const rows = await placements(url);
+    const added = rows.slice(-4);
+    expect(added.map((r) => r.table).sort()).toEqual(['call', 'call_projection', 'segment', 'segment_projection']);
+    const anchor = rows.find((r) => r.table === 'svc_events')!;
+    for (const row of added) expect(row, row.table).toMatchObject({ method: 'h', column: 'tenant_id', colocation: anchor.colocation });
+    const keys = await queryOnce<{ name: string; target: string; validated: boolean }>(url, `select conname as name, confrelid::regclass::text as target, convalidated as validated
+      from pg_constraint where contype = 'f' and conname in ('contact_segment_id_tfkey', 'call_deal_id_tfkey', 'call_segment_id_tfkey') order by conname`);
+    expect(keys).toEqual([
+      { name: 'call_deal_id_tfkey', target: 'deal', validated: true },
+      { name: 'call_segment_id_tfkey', target: 'segment', validated: true },
+      { name: 'contact_segment_id_tfkey', target: 'segment', validated: true },
+    ]);
+  });
+
+  it('is refused in the order builds used to write it (the distribution after the keys): the existing table\'s key to the new, still local one', async () => {
+    const { url, sets, schemaDir } = await distributedCrm();
+    const text = readFileSync(join(outDir, 'migrations', GROWN), 'utf8');
+    const { steps } = parseMigration(text);
+    const citus = (description: string) => description.startsWith('Citus: ') || description.startsWith('the database has Citus');
+    expect(steps.filter((step) => citus(step.description)).length).toBe(7);
+    const header = text.slice(0, text.indexOf('\n-- step 1 ') + 1);
+    const render = (kept: typeof steps) => header + kept.map((step, i) => `-- step ${i + 1} ${step.kind}${step.table ? ` "${step.table}"` : ''}: ${step.description}\n${step.body}`).join('\n');
+    writeFileSync(join(schemaDir, GROWN), render(steps.filter((step) => !citus(step.description))));
+    writeFileSync(join(schemaDir, '0004_distribute_segment_call_for_citus.sql'), render(steps.filter((step) => citus(step.description))));
+    await expect(migrateAll(url, sets)).rejects
+      .toThrow(/citus rule: contact: foreign key contact_segment_id_tfkey references segment, which is neither distributed nor a reference table yet: distribute segment first/);
+    expect((await placements(url)).map((r) => r.table)).not.toContain('segment');
+  });
+});
+
 describe('the stub refuses what Citus would', () => {
   let url: string;
   beforeAll(async () => {
@@ -129,8 +197,12 @@ describe('the stub refuses what Citus would', () => {
 
   it('refuses a relation on x_id alone', async () => {
     // A layout-2 leftover on an already distributed parent: a unique on id alone lets Postgres build the key.
+    // Citus (and the stub's DDL trigger) would refuse that index on a distributed table; here it stands for
+    // one made before, so the trigger is off while it is made (the batch is one transaction, rolled back).
     await refused(`
+      alter event trigger citus_stub_after_ddl disable;
       create unique index company_id_alone on company (id);
+      alter event trigger citus_stub_after_ddl enable;
       create table deal (tenant_id text not null, id text not null, company_id text references company (id), primary key (tenant_id, id));
       select create_distributed_table('deal', 'tenant_id', colocate_with => 'company');`)
       .toThrow(/citus rule: deal: foreign key deal_company_id_fkey to company does not hold the distribution column on both sides at the same position/);
@@ -188,5 +260,55 @@ describe('the stub refuses what Citus would', () => {
       create table grants (id text primary key, role_id text references roles (id));
       select create_reference_table('grants');`)
       .toThrow(/citus rule: grants: foreign key grants_role_id_fkey references roles, which is not a reference table \(yet\)/);
+  });
+
+  it('refuses a foreign key added later from a distributed table to a table not yet distributed, and accepts it once that table is', async () => {
+    await runSql(url, `
+      create table segment (tenant_id text not null, id text not null, primary key (tenant_id, id));
+      alter table company add column segment_id text;`);
+    const key = 'alter table company add constraint company_segment_tfkey foreign key (tenant_id, segment_id) references segment (tenant_id, id) not valid';
+    await refused(key)
+      .toThrow(/citus rule: company: foreign key company_segment_tfkey references segment, which is neither distributed nor a reference table yet: distribute segment first/);
+    await runSql(url, `select create_distributed_table('segment', 'tenant_id', colocate_with => 'company'); ${key}; alter table company validate constraint company_segment_tfkey;`);
+  });
+
+  it('refuses a key added later between distributed tables without tenant_id, or to another co-location group', async () => {
+    await runSql(url, `
+      create table region (tenant_id text not null, id text not null, primary key (tenant_id, id));
+      select create_distributed_table('region', 'tenant_id', colocate_with => 'none');
+      create table branch (tenant_id text not null, id text not null, region_id text, company_id text, primary key (tenant_id, id));
+      select create_distributed_table('branch', 'tenant_id', colocate_with => 'company');`);
+    await refused('alter table branch add constraint branch_region_tfkey foreign key (tenant_id, region_id) references region (tenant_id, id)')
+      .toThrow(/citus rule: branch: foreign key branch_region_tfkey references region, which is not co-located with it \(co-location group \d+\)/);
+    await refused('alter table branch add constraint branch_company_fkey foreign key (company_id, tenant_id) references company (tenant_id, id)')
+      .toThrow(/citus rule: branch: foreign key branch_company_fkey to company does not hold the distribution column on both sides at the same position/);
+  });
+
+  it('refuses a unique index created later on a distributed table without tenant_id as a plain column', async () => {
+    await refused(`create unique index company_name_key on company (coalesce(tenant_id, ''), owner_id)`)
+      .toThrow(/citus rule: company: unique index company_name_key does not hold the distribution column tenant_id/);
+  });
+
+  it('refuses a key added later from a reference table to a distributed one', async () => {
+    await refused(`alter table users add column company_tenant text, add column company_id text,
+        add constraint users_company_fkey foreign key (company_tenant, company_id) references company (tenant_id, id)`)
+      .toThrow(/citus rule: users: foreign key users_company_fkey references company, which is not a reference table \(yet\)/);
+  });
+
+  it('accepts a key added from a plain table to a distributed one, as Citus does, and checks it when that table is distributed', async () => {
+    await runSql(url, `
+      create table visit_log (tenant_id text not null, id text not null, company_id text, primary key (tenant_id, id));
+      alter table visit_log add constraint visit_log_company_fkey foreign key (company_id, tenant_id) references company (tenant_id, id);`);
+    await refused(`select create_distributed_table('visit_log', 'tenant_id', colocate_with => 'company')`)
+      .toThrow(/citus rule: visit_log: foreign key visit_log_company_fkey to company does not hold the distribution column/);
+  });
+
+  it('forgets a dropped table, as Citus drops its metadata', async () => {
+    await runSql(url, `
+      create table scratch (tenant_id text not null, id text not null, primary key (tenant_id, id));
+      select create_distributed_table('scratch', 'tenant_id', colocate_with => 'company');`);
+    expect((await placements(url)).map((p) => p.table)).toContain('scratch');
+    await runSql(url, 'drop table scratch');
+    expect((await placements(url)).map((p) => p.table)).not.toContain('scratch');
   });
 });

@@ -1,16 +1,18 @@
 /**
  * `svc-gen build --target citus` (generator/emit/citus.ts): the default
  * build plus one migration that distributes the tables; a project built
- * without it first gets that migration from the first build with it; new
- * models of a distributed project get one of their own. The rules the
+ * without it first gets that migration from the first build with it; the
+ * new models of a distributed project are distributed inside the migration
+ * that creates them. The rules the
  * migration must follow are checked on Postgres by test/db/citus-rules.test.ts.
  */
-import { writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../generator/index.ts';
 import { inForeignKeyOrder, RUNTIME_DISTRIBUTED_TABLES, RUNTIME_REFERENCE_TABLES } from '../../generator/emit/citus.ts';
 import { DISTRIBUTED, placement, REFERENCE } from '../../runtime/db/distributed/tables.ts';
+import { parseMigration } from '../../runtime/db/migrate/parse.ts';
 import { FIXTURES, buildOk, copySchema, expectGolden, readTree, tempDir } from './helpers.ts';
 
 const crm = join(FIXTURES, 'crm', 'schema.ts');
@@ -57,25 +59,82 @@ describe('fixture crm with --target citus', () => {
     expect(result).toMatchObject({ ok: false, diagnostics: [{ code: 'TARGET_CHANGED' }] });
     expect(JSON.stringify(result)).toMatch(/was built with --target citus .*: its tables are distributed; build it with --target citus/);
   });
+});
 
-  it('distributes a new model\'s tables in a migration after the one that creates them', async () => {
-    const dir = tempDir('crm-grow');
+/**
+ * A later build of a distributed project (fixtures/crm-grown: Segment, new and
+ * referenced by the existing Contact; Call, new, belonging to the existing Deal
+ * and to Segment): each new table is handed to Citus in the migration that
+ * creates it, after its `create table` and before any foreign key to or from
+ * it. test/db/citus-rules.test.ts applies it on the stub.
+ */
+describe('a later build of a project built with --target citus', () => {
+  const grown = join(FIXTURES, 'crm-grown', 'schema.ts');
+  /** After the first build's 0001_initial and 0002_distribute_for_citus; the default build's is 0002 of the same name. */
+  const GROWN = 'migrations/0003_add_model_call_and_more.sql';
+  const NEW_TABLES = ['segment', 'call'];
+
+  async function grow(target: 'citus' | 'postgres', prefix: string) {
+    const dir = tempDir(prefix);
     const schemaPath = copySchema('crm', dir);
     const outDir = join(dir, 'out');
-    await buildOk({ schemaPath, outDir, target: 'citus' });
-    const source = readFileSync(schemaPath, 'utf8');
-    const grown = source
-      .replace('\nexport interface Ticket {', '\nexport interface Call {\n  id: string;\n  subject: string;\n  deal: Deal;\n}\n\nexport interface Ticket {')
-      .replace('  models: {\n', '  models: {\n    Call: {},\n');
-    expect(grown).not.toBe(source);
-    writeFileSync(schemaPath, grown);
-    const result = await buildOk({ schemaPath, outDir, target: 'citus' });
-    expect(result.written.filter((p) => p.startsWith('migrations/'))).toEqual(['migrations/0003_add_model_call.sql', 'migrations/0004_distribute_call_for_citus.sql']);
-    const sql = readTree(outDir).get('migrations/0004_distribute_call_for_citus.sql')!;
+    await buildOk({ schemaPath, outDir, target });
+    cpSync(grown, schemaPath);
+    const result = await buildOk({ schemaPath, outDir, target });
+    const [file] = result.written.filter((p) => p.startsWith('migrations/'));
+    return { schemaPath, outDir, result, file, sql: readTree(outDir).get(file)! };
+  }
+
+  it('distributes each new table inside the migration that creates it, between its create table and its first foreign key', async () => {
+    const { outDir, result, sql } = await grow('citus', 'crm-grown');
+    expect(result.written.filter((p) => p.startsWith('migrations/'))).toEqual([GROWN]);
+    expect(result.migration?.summary.at(-1)).toMatch(/^Citus \(--target citus\): distribute call, segment and their projections by tenant_id/);
+    const added = tempDir('crm-grown-added');
+    mkdirSync(join(added, 'migrations'));
+    cpSync(join(outDir, GROWN), join(added, GROWN));
+    expectGolden('crm-citus-grown', added);
+
+    const { steps } = parseMigration(sql);
+    expect(steps[0]).toMatchObject({ kind: 'preflight', description: expect.stringMatching(/^the database has Citus/) });
+    const at = (test: (body: string) => boolean) => steps.flatMap((step, i) => (test(step.body) ? [i] : []));
+    for (const table of NEW_TABLES) {
+      const [created] = at((body) => body.includes(`create table "${table}" (`));
+      const distributed = at((body) => body.includes(`create_distributed_table('"${table}"', 'tenant_id', colocate_with => 'svc_events')`));
+      const keys = at((body) => new RegExp(`alter table "${table}" add constraint "\\w+" foreign key|references "${table}" \\(`).test(body));
+      expect(distributed, table).toHaveLength(1);
+      expect(steps[distributed[0]]).toMatchObject({ kind: 'online', description: expect.stringMatching(new RegExp(`^Citus: distribute ${table} by tenant_id, co-located with svc_events, before any foreign key`)) });
+      expect(created, table).toBeLessThan(distributed[0]);
+      expect(keys.length, table).toBeGreaterThan(0);
+      for (const key of keys) expect(key, `${table}: step ${key + 1}`).toBeGreaterThan(distributed[0]);
+      const projection = at((body) => body.includes(`create_distributed_table('"${table}_projection"'`));
+      expect(projection, table).toHaveLength(1);
+      expect(at((body) => body.includes(`create table if not exists "${table}_projection" (`))[0]).toBeLessThan(projection[0]);
+    }
+    // The existing model's new key to the new table is among them: a key between two distributed tables.
+    expect(at((body) => body.includes('alter table "contact" add constraint "contact_segment_id_tfkey" foreign key ("tenant_id", "segment_id") references "segment"'))).toHaveLength(1);
     expect(sql).not.toMatch(/create_reference_table|create_distributed_table\('"svc_/);
-    expect([...sql.matchAll(/perform create_distributed_table\('"(\w+)"', 'tenant_id', colocate_with => 'svc_events'\)/g)].map((m) => m[1]))
-      .toEqual(['call', 'call_projection']);
-    expect(sql).toMatch(/create table if not exists "call_projection" \(/);
+  });
+
+  it('is byte-stable: a rebuild writes nothing and --check passes', async () => {
+    const { schemaPath, outDir } = await grow('citus', 'crm-grown-check');
+    const before = readTree(outDir);
+    expect(await build({ schemaPath, outDir, target: 'citus', check: true })).toMatchObject({ ok: true, written: [] });
+    expect((await buildOk({ schemaPath, outDir, target: 'citus' })).written).toEqual([]);
+    expect(readTree(outDir)).toEqual(before);
+  });
+
+  it('is the default target\'s migration, under the same name, plus the Citus steps and their header line', async () => {
+    const citus = await grow('citus', 'crm-grown-citus');
+    const plain = await grow('postgres', 'crm-grown-plain');
+    expect(citus.file).toBe(GROWN);
+    expect(plain.file).toBe(GROWN.replace('/0003_', '/0002_'));
+    expect(plain.sql).not.toMatch(/citus/i);
+    const isCitus = (step: { kind: string; description: string }) => step.description.startsWith('Citus: ') || /^the database has Citus/.test(step.description);
+    const strip = ({ kind, table, description, body }: { kind: string; table: string | null; description: string; body: string }) => ({ kind, table, description, body });
+    expect(parseMigration(citus.sql).steps.filter((step) => !isCitus(step)).map(strip)).toEqual(parseMigration(plain.sql).steps.map(strip));
+    const header = (sql: string) => sql.slice(0, sql.indexOf('\n-- step 1 '));
+    // The same header but for its number (the first distribution took 0002) and the line naming the Citus steps.
+    expect(header(citus.sql).split('\n').filter((line) => !line.includes('Citus'))).toEqual(header(plain.sql).replace('migration 0002:', 'migration 0003:').split('\n'));
   });
 });
 

@@ -25,6 +25,25 @@
 --      statistics fold's watermark (ADR 022, 025 decision 3: an open item,
 --      the service writing a ULID instead needs the fold to page by time).
 -- create_reference_table(t): its foreign keys go to reference tables only.
+--
+-- Once a table is placed, Citus checks again what later DDL adds to it
+-- (ErrorIfUnsupportedAlterAddConstraintStmt runs create_distributed_table's
+-- constraint checks on ALTER TABLE ... ADD CONSTRAINT; an index on a
+-- distributed table must hold the distribution column): an event trigger at
+-- the end of every ALTER TABLE and CREATE INDEX on a table of
+-- pg_dist_partition runs rules 2 and 3 again (a distributed table) or the
+-- reference table's rule. So a foreign key added from a distributed table to
+-- a table not yet distributed is refused, as Citus refuses it ("referenced
+-- table ... must be a distributed table or a reference table"). A key added
+-- from a plain (local) table to a distributed one is not refused: Citus
+-- accepts it (its legacy behaviour: the key checks the coordinator's empty
+-- shell table), and create_distributed_table of the local table later checks
+-- it (rule 3). A dropped table leaves pg_dist_partition, as with Citus.
+--
+-- Not checked, though Citus refuses it: `on delete set null` or `set default`
+-- on a key that holds the distribution column, even Postgres 15's
+-- `set null (x_id)` that never touches it (Citus's
+-- EnsureSupportedFKeyOnDistKey looks at the action, not its column list).
 
 create table if not exists pg_dist_partition (
   logicalrelid regclass primary key,
@@ -39,14 +58,12 @@ begin
   raise exception 'citus rule: %: %', t, rule using errcode = '0A000';
 end $$;
 
-create or replace function create_reference_table(table_name regclass) returns void
+-- The reference table's rule: its foreign keys go to reference tables only.
+create or replace function citus_stub_check_reference_keys(table_name regclass) returns void
 language plpgsql as $$
 declare
   fk record;
 begin
-  if exists (select from pg_dist_partition where logicalrelid = table_name) then
-    perform citus_stub_refuse(table_name, 'the table is already distributed');
-  end if;
   for fk in
     select c.conname, c.confrelid::regclass as target, p.partmethod
       from pg_constraint c left join pg_dist_partition p on p.logicalrelid = c.confrelid
@@ -58,7 +75,80 @@ begin
         fk.conname, fk.target));
     end if;
   end loop;
+end $$;
+
+create or replace function create_reference_table(table_name regclass) returns void
+language plpgsql as $$
+begin
+  if exists (select from pg_dist_partition where logicalrelid = table_name) then
+    perform citus_stub_refuse(table_name, 'the table is already distributed');
+  end if;
+  perform citus_stub_check_reference_keys(table_name);
   insert into pg_dist_partition (logicalrelid, partmethod, partkey, colocationid) values (table_name, 'n', null, 0);
+end $$;
+
+-- Rule 2: every unique index of the table holds the distribution column as a plain key column.
+create or replace function citus_stub_check_unique_keys(table_name regclass, distribution_column text) returns void
+language plpgsql as $$
+declare
+  col_num smallint;
+  ix record;
+begin
+  select attnum into col_num from pg_attribute
+   where attrelid = table_name and attname = distribution_column and attnum > 0 and not attisdropped;
+  for ix in
+    select i.indexrelid::regclass as name, (string_to_array(i.indkey::text, ' ')::int2[])[1:i.indnkeyatts] as keys
+      from pg_index i where i.indrelid = table_name and i.indisunique
+  loop
+    if not (col_num = any (ix.keys)) then
+      perform citus_stub_refuse(table_name, format(
+        'unique index %s does not hold the distribution column %s as a plain key column (an expression such as coalesce(%s, '''') does not count)',
+        ix.name, distribution_column, distribution_column));
+    end if;
+  end loop;
+end $$;
+
+-- Rule 3 and the order of rule 4: every foreign key from the table (distributed by
+-- distribution_column, in co-location group group_id) goes to a reference table, or
+-- to a distributed table of its group (or itself) with the distribution column at
+-- the same position on both sides. `colocation` names the group in messages.
+create or replace function citus_stub_check_foreign_keys(table_name regclass, distribution_column text, group_id integer, colocation text)
+returns void
+language plpgsql as $$
+declare
+  col_num smallint;
+  fk record;
+  target_col smallint;
+  pos integer;
+begin
+  select attnum into col_num from pg_attribute
+   where attrelid = table_name and attname = distribution_column and attnum > 0 and not attisdropped;
+  for fk in
+    select c.conname, c.confrelid, c.confrelid::regclass as target, c.conkey, c.confkey, p.partmethod, p.partkey, p.colocationid
+      from pg_constraint c left join pg_dist_partition p on p.logicalrelid = c.confrelid
+     where c.conrelid = table_name and c.contype = 'f'
+  loop
+    if fk.confrelid = table_name::oid then
+      target_col := col_num;
+    elsif fk.partmethod = 'n' then
+      continue;
+    elsif fk.partmethod is null then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s references %s, which is neither distributed nor a reference table yet: distribute %s first',
+        fk.conname, fk.target, fk.target));
+    elsif fk.colocationid <> group_id then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s references %s, which is not co-located with it (%s)', fk.conname, fk.target, colocation));
+    else
+      select a.attnum into target_col from pg_attribute a where a.attrelid = fk.confrelid and a.attname = fk.partkey;
+    end if;
+    pos := array_position(fk.conkey, col_num);
+    if pos is null or fk.confkey[pos] is distinct from target_col then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s to %s does not hold the distribution column on both sides at the same position (write (%s, x_id) references %s (%s, id))',
+        fk.conname, fk.target, distribution_column, fk.target, distribution_column));
+    end if;
+  end loop;
 end $$;
 
 create or replace function create_distributed_table(table_name regclass, distribution_column text, colocate_with text default 'default')
@@ -67,11 +157,8 @@ language plpgsql as $$
 declare
   col pg_attribute%rowtype;
   group_id integer;
-  ix record;
   fk record;
   def record;
-  target_col smallint;
-  pos integer;
 begin
   if exists (select from pg_dist_partition where logicalrelid = table_name) then
     perform citus_stub_refuse(table_name, 'the table is already distributed');
@@ -101,44 +188,10 @@ begin
   end if;
 
   -- 2. keys and uniques
-  for ix in
-    select i.indexrelid::regclass as name, (string_to_array(i.indkey::text, ' ')::int2[])[1:i.indnkeyatts] as keys
-      from pg_index i where i.indrelid = table_name and i.indisunique
-  loop
-    if not (col.attnum = any (ix.keys)) then
-      perform citus_stub_refuse(table_name, format(
-        'unique index %s does not hold the distribution column %s as a plain key column (an expression such as coalesce(%s, '''') does not count)',
-        ix.name, distribution_column, distribution_column));
-    end if;
-  end loop;
+  perform citus_stub_check_unique_keys(table_name, distribution_column);
 
   -- 3 and 4. foreign keys from the table
-  for fk in
-    select c.conname, c.confrelid, c.confrelid::regclass as target, c.conkey, c.confkey, p.partmethod, p.partkey, p.colocationid
-      from pg_constraint c left join pg_dist_partition p on p.logicalrelid = c.confrelid
-     where c.conrelid = table_name and c.contype = 'f'
-  loop
-    if fk.confrelid = table_name::oid then
-      target_col := col.attnum;
-    elsif fk.partmethod = 'n' then
-      continue;
-    elsif fk.partmethod is null then
-      perform citus_stub_refuse(table_name, format(
-        'foreign key %s references %s, which is neither distributed nor a reference table yet: distribute %s first',
-        fk.conname, fk.target, fk.target));
-    elsif fk.colocationid <> group_id then
-      perform citus_stub_refuse(table_name, format(
-        'foreign key %s references %s, which is not co-located with it (colocate_with %s)', fk.conname, fk.target, colocate_with));
-    else
-      select a.attnum into target_col from pg_attribute a where a.attrelid = fk.confrelid and a.attname = fk.partkey;
-    end if;
-    pos := array_position(fk.conkey, col.attnum);
-    if pos is null or fk.confkey[pos] is distinct from target_col then
-      perform citus_stub_refuse(table_name, format(
-        'foreign key %s to %s does not hold the distribution column on both sides at the same position (write (%s, x_id) references %s (%s, id))',
-        fk.conname, fk.target, distribution_column, fk.target, distribution_column));
-    end if;
-  end loop;
+  perform citus_stub_check_foreign_keys(table_name, distribution_column, group_id, format('colocate_with %s', colocate_with));
 
   -- 4. a reference table never references a distributed one
   for fk in
@@ -166,3 +219,42 @@ begin
   insert into pg_dist_partition (logicalrelid, partmethod, partkey, colocationid)
   values (table_name, 'h', distribution_column, group_id);
 end $$;
+
+-- Later DDL on a placed table (an index: its table): what ALTER TABLE and CREATE
+-- INDEX leave on it must still pass its placement's rules. Citus checks before the
+-- statement runs, the stub at its end, in its transaction: a refusal undoes it.
+create or replace function citus_stub_after_ddl() returns event_trigger
+language plpgsql as $$
+declare
+  placed record;
+begin
+  for placed in
+    select distinct p.logicalrelid, p.partmethod, p.partkey, p.colocationid
+      from pg_event_trigger_ddl_commands() cmd
+      left join pg_index i on i.indexrelid = cmd.objid
+      join pg_dist_partition p on p.logicalrelid::oid = coalesce(i.indrelid, cmd.objid)
+     where cmd.classid = 'pg_class'::regclass
+  loop
+    if placed.partmethod = 'n' then
+      perform citus_stub_check_reference_keys(placed.logicalrelid);
+    else
+      perform citus_stub_check_unique_keys(placed.logicalrelid, placed.partkey);
+      perform citus_stub_check_foreign_keys(placed.logicalrelid, placed.partkey, placed.colocationid,
+        format('co-location group %s', placed.colocationid));
+    end if;
+  end loop;
+end $$;
+
+create or replace function citus_stub_after_drop() returns event_trigger
+language plpgsql as $$
+begin
+  delete from pg_dist_partition where logicalrelid::oid in
+    (select objid from pg_event_trigger_dropped_objects() where classid = 'pg_class'::regclass and object_type = 'table');
+end $$;
+
+drop event trigger if exists citus_stub_after_ddl;
+create event trigger citus_stub_after_ddl on ddl_command_end when tag in ('ALTER TABLE', 'CREATE INDEX')
+  execute function citus_stub_after_ddl();
+drop event trigger if exists citus_stub_after_drop;
+create event trigger citus_stub_after_drop on sql_drop when tag in ('DROP TABLE')
+  execute function citus_stub_after_drop();

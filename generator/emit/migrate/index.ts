@@ -6,7 +6,7 @@
  * runner applies only once no older build runs. Destructive changes are
  * refused unless allowed, then marked `-- DESTRUCTIVE:` in the header.
  */
-import type { SchemaIR } from '../../../runtime/ir/types.ts';
+import type { Model, SchemaIR } from '../../../runtime/ir/types.ts';
 import { diagnostic, type Diagnostic, type Result, type SourceLocation } from '../../diagnostics.ts';
 import { migrationFileName } from '../../ir/naming.ts';
 import { render } from '../templates.ts';
@@ -14,7 +14,7 @@ import { CONTRACT, destructiveReason, summarize, type Change } from './changes.t
 import { convertChange } from './convert.ts';
 import { diffSchemas } from './diff.ts';
 import type { Layout } from './indexes.ts';
-import { stepLine } from './steps.ts';
+import { stepLine, type Step } from './steps.ts';
 
 export { CURRENT_LAYOUT, LAYOUTS, type Layout } from './indexes.ts';
 export { placeColumns } from './columns.ts';
@@ -32,6 +32,22 @@ export interface MigrationInput {
   readonly schemaFile: string;
   /** Where a model or field is declared in schema.ts (file:1 when it no longer is). */
   readonly locate: (model: string, field?: string) => SourceLocation;
+  /** Steps a target adds around new tables (`--target citus` on a distributed project); none by default. */
+  readonly newTables?: NewTableSteps;
+}
+
+/**
+ * What a target adds to the file that creates new tables (generator/emit/citus.ts):
+ * its steps run right after each new table's `create table`, so before every
+ * foreign key to or from it (those come later in the same file, PHASE).
+ */
+export interface NewTableSteps {
+  /** Before every other step of the file (a preflight). */
+  readonly first: readonly Step[];
+  /** Right after the `create table` of `model`. */
+  readonly after: (model: Model) => readonly Step[];
+  /** Lines for the header, after the changes' (the file name keeps naming the changes only). */
+  readonly details: (models: readonly Model[]) => readonly string[];
 }
 
 export interface MigrationFile {
@@ -95,17 +111,24 @@ function locateChange(change: Change, input: MigrationInput): SourceLocation {
 const pad = (n: number) => String(n).padStart(4, '0');
 
 function migrationFile(sequence: number, changes: readonly Change[], input: MigrationInput, pair: { contractIn?: number; contractOf?: number }): MigrationFile {
-  const summary = changes.flatMap((c) => summarize(c) ?? []);
-  const first = summary[0] ?? 'change';
-  const name = input.previous === null ? 'initial' : `${pair.contractOf === undefined ? '' : 'contract '}${stripDetails(first)}${summary.length > 1 ? ' and more' : ''}`;
+  const named = changes.flatMap((c) => summarize(c) ?? []);
+  const first = named[0] ?? 'change';
+  const name = input.previous === null ? 'initial' : `${pair.contractOf === undefined ? '' : 'contract '}${stripDetails(first)}${named.length > 1 ? ' and more' : ''}`;
   const path = `migrations/${migrationFileName(sequence, name)}`;
-  return { path, content: renderFile(sequence, summary, changes, input, pair), summary };
+  const created = input.previous === null ? [] : changes.flatMap((c) => (c.kind === 'createTable' ? [c.model] : []));
+  const around = created.length > 0 ? input.newTables : undefined;
+  const summary = around ? [...named, ...around.details(created)] : named;
+  return { path, content: renderFile(sequence, summary, changes, input, pair, around), summary };
 }
 
-function renderFile(sequence: number, summary: readonly string[], changes: readonly Change[], input: MigrationInput, pair: { contractIn?: number; contractOf?: number }): string {
+function renderFile(sequence: number, summary: readonly string[], changes: readonly Change[], input: MigrationInput, pair: { contractIn?: number; contractOf?: number }, around: NewTableSteps | undefined): string {
   const tables = new Map(input.next.models.map((m) => [m.name, m.table]));
   const number = pad(sequence);
-  const steps = changes.flatMap((change) => convertChange(change, tables));
+  const converted = changes.flatMap((change) => {
+    const steps = convertChange(change, tables);
+    return around && change.kind === 'createTable' ? [...steps, ...around.after(change.model)] : steps;
+  });
+  const steps = around ? [...around.first, ...converted] : converted;
   const destructive = changes.flatMap((c) => destructiveReason(c) ?? []);
   // The first migration creates empty tables only: one transaction, as every migration was before steps existed.
   const stepped = input.previous !== null;
