@@ -167,10 +167,34 @@ describe('the stub refuses what Citus would', () => {
     await runSql(url, `
       create table contact (tenant_id text not null, id text not null, email text, company_id text, owner_id text references users (id),
         deleted_at timestamptz, primary key (tenant_id, id),
-        foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set null (company_id));
+        foreign key (tenant_id, company_id) references company (tenant_id, id) on delete no action);
       create unique index contact_email_tkey on contact (tenant_id, email) where deleted_at is null;
       select create_distributed_table('contact', 'tenant_id', colocate_with => 'company');`);
     expect((await placements(url)).map((p) => `${p.table} ${p.method}`)).toEqual(['users n', 'company h', 'contact h']);
+  });
+
+  it('refuses on delete set null and set default on a key holding tenant_id, even with a column list (EnsureSupportedFKeyOnDistKey)', async () => {
+    await refused(`
+      create table lead (tenant_id text not null, id text not null, company_id text, primary key (tenant_id, id),
+        constraint lead_company_id_tfkey foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set null (company_id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');`)
+      .toThrow(/citus rule: lead: foreign key lead_company_id_tfkey holds the distribution column tenant_id and is on delete set null: Citus refuses SET NULL and SET DEFAULT/);
+    await refused(`
+      create table lead (tenant_id text not null, id text not null, company_id text default 'none', primary key (tenant_id, id),
+        constraint lead_company_id_tfkey foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set default (company_id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');`)
+      .toThrow(/citus rule: lead: foreign key lead_company_id_tfkey holds the distribution column tenant_id and is on delete set default/);
+    // Added later to a distributed table (the DDL trigger), as a layout-3 project's key would be.
+    await refused(`
+      create table lead (tenant_id text not null, id text not null, company_id text, primary key (tenant_id, id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');
+      alter table lead add constraint lead_company_id_tfkey foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set null (company_id) not valid;`)
+      .toThrow(/citus rule: lead: foreign key lead_company_id_tfkey holds the distribution column tenant_id and is on delete set null/);
+    // A key to a reference table without tenant_id may set null (Citus allows it).
+    await runSql(url, `
+      create table lead (tenant_id text not null, id text not null, owner_id text references users (id) on delete set null, primary key (tenant_id, id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');
+      drop table lead;`);
   });
 
   it('refuses a unique on coalesce(tenant_id, \'\')', async () => {

@@ -344,7 +344,7 @@ describe('a layout-2 project converts to layout 3 with the runner, online', { ti
 
     expect(await keysOf('contact')).toEqual([
       "contact_stage_check CHECK ((stage = ANY (ARRAY['lead'::text, 'qualified'::text, 'won'::text])))",
-      'contact_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE SET NULL (company_id)',
+      'contact_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id)',
       'contact_pkey PRIMARY KEY (tenant_id, id)',
     ]);
     expect(await keysOf('deal')).toEqual([

@@ -233,7 +233,7 @@ describe('steps per change kind', () => {
       'online: drop index on Deal.amount ("deal_amount_idx")',
       'online: drop index on Deal.company ("deal_company_id_idx")',
     ]);
-    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(3);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(4);
     expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toEqual(['Company', 'Contact', 'Deal'].map((m) => `transactional: drop the trigger that fills ${m}.tenant_id (no instance of an older build writes null any more)`));
     expect((await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' })).migration).toBeNull();
   });
@@ -267,7 +267,7 @@ describe('steps per change kind', () => {
     const companyKey = index('transactional: key Company by (tenant_id, id): the validated unique index becomes the primary key (catalog only)');
     expect(index('transactional: drop the single-column reference Deal.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
     expect(index('transactional: drop the single-column reference Contact.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
-    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(3);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(4);
 
     // The lock report `build --check` prints without a database (cli/build.ts): every step classified, the catalog-only ones brief.
     const files = readSet({ scope: 'schema', dir: join(outDir, 'migrations') }).filter((f) => /^000[67]_/.test(f.name));
@@ -301,11 +301,11 @@ describe('steps per change kind', () => {
     const outDir = tempDir('steps-layout');
     await buildOk({ schemaPath, outDir, name: 'history' });
     const snapshot = join(outDir, 'schema.snapshot.json');
-    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 3', '"layout": 4'));
+    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 4', '"layout": 5'));
     const result = await build({ schemaPath, outDir, name: 'history' });
     if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
     expect(result.diagnostics).toEqual([expect.objectContaining({ code: 'BAD_SNAPSHOT' })]);
-    expect(result.diagnostics[0].message).toContain('unsupported index layout 4 (this svc-gen knows 1, 2, 3)');
+    expect(result.diagnostics[0].message).toContain('unsupported index layout 5 (this svc-gen knows 1, 2, 3, 4)');
   });
 
   it('@renamedFrom onto a name the previous schema already has is refused (which column holds what?)', async () => {
