@@ -37,7 +37,7 @@ async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: strin
     if (deleting && hooks.beforeDelete) await hooks.beforeDelete(id, hookCtx);
     const old = watched ? (await lockedRows(deps, t, info, caller, [id], true))[0] ?? null : null;
     const where = sql`t."id" = ${sql.value(id, 'text')} and ${caller.scope.predicate()}`;
-    if (kind === 'HardDeleted') await clearReferences(deps, t, info, caller, [id]);
+    if (kind === 'HardDeleted') await clearReferences(deps, t, info, caller, id);
     const rows = await deps.rows<Row>(t, scopedQuery(caller.scope, STATEMENTS[kind](info, where)));
     if (rows.length === 0) throw notFound(info.name, id);
     const data = kind === 'Deleted' ? { id, deletedAt: rows[0].deletedAt } : { id };
@@ -64,7 +64,15 @@ async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: strin
  * silently: no event, `updated_at` unchanged (docs/scaling.md). A required
  * reference still refuses the delete (`on delete restrict`).
  */
-async function clearReferences(deps: RecordsDeps, t: Tx, info: ModelInfo, caller: Caller, ids: readonly string[]): Promise<void> {
+async function clearReferences(deps: RecordsDeps, t: Tx, info: ModelInfo, caller: Caller, id: string): Promise<void> {
+  if (info.referencedBy.length === 0) return;
+  // The row first, FOR UPDATE: a writer that is adding a reference to it holds FOR SHARE (write.ts) or the
+  // key's FOR KEY SHARE until it commits; waiting for it here lets the update below clear its reference
+  // too, as `set null` did, where the delete's check would otherwise refuse it.
+  const ids = [id];
+  const locked = await deps.rows(t, scopedQuery(caller.scope, sql`select 1 from ${info.table} as t
+    where t."id" = any(${sql.value(ids, 'text[]')}) and ${caller.scope.predicate()} for update`));
+  if (locked.length === 0) return; // NOT_FOUND: the delete says so
   for (const ref of info.referencedBy) {
     const statement = sql`update ${ref.table} as t set ${ref.column} = null
       where ${caller.scope.predicate()} and t.${ref.column} = any(${sql.value(ids, 'text[]')})`;

@@ -6,6 +6,7 @@
  * null` did. Runs with SVC_DISTRIBUTED_CHECK=1: every statement is pinned to
  * one tenant.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installedCheck } from '../../runtime/db/distributed/index.ts';
 import type { TestService } from '../helpers/service.ts';
@@ -44,8 +45,17 @@ async function trash(gql: Gql, model: string): Promise<any[]> {
   return r.data.deletedRecords;
 }
 
+/** Until another session of this database waits on a lock (the service's delete waiting for `client`'s transaction). */
+async function waitForLockWait(client: pg.Client): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query(`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'`);
+    if (rows[0].n > 0) return;
+  }
+}
+
 describe('hardDelete of a referenced row', () => {
-  it('clears every reference to it in its tenant (live and trashed rows), touches no other row and no other tenant, and appends no event for them', async () => {
+  it('clears every reference to it in its tenant (live, trashed, and one added while it is deleted), touches no other row and no other tenant, and appends no event for them', async () => {
     const acme = await create(a, 'Company', { name: 'Acme' });
     const kept = await create(a, 'Company', { name: 'Kept' });
     const ann = await create(a, 'Contact', { name: 'Ann', stage: 'lead', companyId: acme.id });
@@ -83,6 +93,23 @@ describe('hardDelete of a referenced row', () => {
 
     // A cleared row takes a new reference as before.
     expect((await a(UPDATE, { model: 'Contact', id: ann.id, data: { companyId: kept.id } })).data.update).toMatchObject({ companyId: kept.id });
+
+    // A contact adding a reference to the row while it is being deleted (its transaction still open): the
+    // delete waits for it, then clears its reference too, as `set null` did, instead of failing its check.
+    const target = await create(a, 'Company', { name: 'Raced' });
+    const writer = new pg.Client({ connectionString: service.database.url });
+    await writer.connect();
+    try {
+      await writer.query('begin');
+      await writer.query(`insert into "contact" ("id", "tenant_id", "name", "stage", "company_id") values ('late-1', 'tenant-a', 'Late', 'lead', $1)`, [target.id]);
+      const deleting = a(HARD_DELETE, { model: 'Company', id: target.id });
+      await waitForLockWait(writer);
+      await writer.query('commit');
+      expect((await deleting).data?.hardDelete).toBe(true);
+    } finally {
+      await writer.end();
+    }
+    expect(await record(a, 'Contact', 'late-1')).toMatchObject({ companyId: null });
 
     // Every statement was pinned to one tenant (the check throws on the first that is not; this file's own).
     const ours = installedCheck()?.violations.filter((v) => v.site.includes('records/lifecycle.ts') || v.site.includes('hard-delete.integration')) ?? [];
