@@ -296,6 +296,33 @@ describe('steps per change kind', () => {
     expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toContain('transactional: drop field Deal.company');
   });
 
+  it('a layout-3 project swaps only its optional relation keys; one made required in the same build becomes restrict', async () => {
+    const outDir = tempDir('steps-layout-3');
+    cpSync(join(FIXTURES, 'layout-3', 'crm'), outDir, { recursive: true });
+    const schemaPath = copySchema('crm');
+    edit(schemaPath, "  status: 'open' | 'pending' | 'closed';\n  company?: Company;", "  status: 'open' | 'pending' | 'closed';\n  company: Company;");
+    const result = await buildOk({ schemaPath, outDir, name: 'crm', allowDestructive: true });
+    const expand = readFileSync(join(outDir, result.migration!.path), 'utf8');
+    const keys = expand.split('\n').filter((l) => l.includes(' foreign key '));
+    expect(keys.map((l) => /^alter table "(\w+)" add constraint "(\w+)" .* on delete ([a-z ]+) not valid;$/.exec(l)?.slice(1))).toEqual([
+      ['activity', 'activity_contact_id_nfkey', 'no action'],
+      ['activity', 'activity_deal_id_nfkey', 'no action'],
+      ['contact', 'contact_company_id_nfkey', 'no action'],
+      ['deal', 'deal_contact_id_nfkey', 'no action'],
+      ['ticket', 'ticket_company_id_nfkey', 'restrict'],
+    ]);
+    expect(outline(expand)).toContain('transactional: check Ticket.company is not null, for new rows only');
+    expect(outline(expand)).toContain('transactional: reference Company from Ticket.company on delete restrict beside the set null key, for new rows only');
+    expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toEqual(['activity_contact_id', 'activity_deal_id', 'contact_company_id', 'deal_contact_id', 'ticket_company_id'].map((key) => {
+      const [, model, field] = /^(\w+?)_(\w+)_id$/.exec(key)!;
+      const name = `${model === 'activity' ? 'Activity' : model === 'contact' ? 'Contact' : model === 'deal' ? 'Deal' : 'Ticket'}.${field}`;
+      return `transactional: drop the on delete set null key of ${name} (the validated no action one replaces it) and give the new key its name`;
+    }));
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(4);
+    // Built again: nothing more to swap.
+    expect((await buildOk({ schemaPath, outDir, name: 'crm' })).migration).toBeNull();
+  });
+
   it('a snapshot of an index layout this svc-gen does not know is refused, naming the snapshot', async () => {
     const schemaPath = copySchema('history/v3');
     const outDir = tempDir('steps-layout');
