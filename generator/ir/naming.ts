@@ -88,6 +88,11 @@ export function tenantForeignKeyName(table: string, column: string): string {
   return pgIdentifier(`${table}_${column}_tfkey`);
 }
 
+/** Layout 4's `on delete no action` key while it stands beside layout 3's `set null` one (the contract drops that one and renames this one to `tenantForeignKeyName`). */
+export function relaxedForeignKeyName(table: string, column: string): string {
+  return pgIdentifier(`${table}_${column}_nfkey`);
+}
+
 /**
  * The primary key's name as Postgres chooses it for an unnamed key
  * (`makeObjectName`: the table name clipped so that `_pkey` fits in 63 bytes).

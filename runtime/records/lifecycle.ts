@@ -37,6 +37,7 @@ async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: strin
     if (deleting && hooks.beforeDelete) await hooks.beforeDelete(id, hookCtx);
     const old = watched ? (await lockedRows(deps, t, info, caller, [id], true))[0] ?? null : null;
     const where = sql`t."id" = ${sql.value(id, 'text')} and ${caller.scope.predicate()}`;
+    if (kind === 'HardDeleted') await clearReferences(deps, t, info, caller, id);
     const rows = await deps.rows<Row>(t, scopedQuery(caller.scope, STATEMENTS[kind](info, where)));
     if (rows.length === 0) throw notFound(info.name, id);
     const data = kind === 'Deleted' ? { id, deletedAt: rows[0].deletedAt } : { id };
@@ -51,6 +52,32 @@ async function step(deps: RecordsDeps, caller: Caller, model: unknown, id: strin
     if (deleting && hooks.afterDelete) await hooks.afterDelete(id, hookCtx);
     return rows[0];
   });
+}
+
+/**
+ * Before a hard delete: every optional belongsTo pointing at the rows is set
+ * to null, one statement per referencing column, each in the caller's tenant
+ * (a row refers to rows of its own tenant only: the composite key), served by
+ * the relation index `(tenant_id, x_id)`. The keys are `on delete no action`
+ * (Citus refuses `set null` on a key holding the distribution column, ADR
+ * 025), so the runtime does what Postgres' `set null (x_id)` did, as
+ * silently: no event, `updated_at` unchanged (docs/scaling.md). A required
+ * reference still refuses the delete (`on delete restrict`).
+ */
+async function clearReferences(deps: RecordsDeps, t: Tx, info: ModelInfo, caller: Caller, id: string): Promise<void> {
+  if (info.referencedBy.length === 0) return;
+  // The row first, FOR UPDATE: a writer that is adding a reference to it holds FOR SHARE (write.ts) or the
+  // key's FOR KEY SHARE until it commits; waiting for it here lets the update below clear its reference
+  // too, as `set null` did, where the delete's check would otherwise refuse it.
+  const ids = [id];
+  const locked = await deps.rows(t, scopedQuery(caller.scope, sql`select 1 from ${info.table} as t
+    where t."id" = any(${sql.value(ids, 'text[]')}) and ${caller.scope.predicate()} for update`));
+  if (locked.length === 0) return; // NOT_FOUND: the delete says so
+  for (const ref of info.referencedBy) {
+    const statement = sql`update ${ref.table} as t set ${ref.column} = null
+      where ${caller.scope.predicate()} and t.${ref.column} = any(${sql.value(ids, 'text[]')})`;
+    await deps.rows(t, scopedQuery(caller.scope, statement));
+  }
 }
 
 /** Soft delete; NOT_FOUND when the tenant has no live record `id`. */

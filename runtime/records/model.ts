@@ -32,6 +32,13 @@ export interface RelationInfo {
   readonly foreignKeyName: string;
 }
 
+/** An optional belongsTo column pointing at a model: the table and column a hard delete of the target sets to null. */
+export interface OptionalReference {
+  readonly model: string;
+  readonly table: Sql;
+  readonly column: Sql;
+}
+
 export interface ModelInfo {
   readonly model: Model;
   readonly name: string;
@@ -42,6 +49,12 @@ export interface ModelInfo {
   /** Every column (system ones too) keyed by every accepted spelling; for where/orderBy. */
   readonly filterable: ReadonlyMap<string, ColumnInfo>;
   readonly relations: ReadonlyMap<string, RelationInfo>;
+  /**
+   * Every optional belongsTo of any model that points at this one: its key is
+   * `on delete no action` (Citus refuses `set null` on a key holding the
+   * distribution column, ADR 025), so a hard delete clears these first.
+   */
+  readonly referencedBy: readonly OptionalReference[];
   /** `select` list that yields rows already shaped as output JSON. */
   readonly selectList: Sql;
   fieldOfColumn(column: string): string | undefined;
@@ -100,6 +113,12 @@ function relationsOf(model: Model, byName: ReadonlyMap<string, Model>): Map<stri
   return relations;
 }
 
+function optionalReferences(target: Model, byName: ReadonlyMap<string, Model>): OptionalReference[] {
+  return [...byName.values()].flatMap((m) => m.fields
+    .filter((f) => f.type.kind === 'belongsTo' && f.type.model === target.name && !f.required && f.column !== null)
+    .map((f) => ({ model: m.name, table: sql.ident(m.table), column: sql.ident(f.column!) })));
+}
+
 function spellings(c: ColumnInfo): string[] {
   return [...new Set([c.name, c.column, ...(c.field ? [c.field.name] : [])])]
     // `company` names the relation, not the column `company_id`.
@@ -120,6 +139,7 @@ export function compileModel(model: Model, byName: ReadonlyMap<string, Model>): 
   return {
     model, name: model.name, table: sql.ident(model.table), columns, inputs, filterable,
     relations: relationsOf(model, byName),
+    referencedBy: optionalReferences(model, byName),
     // One constant fragment: compiled on every read, so it is flattened once here.
     selectList: sql.raw(sql.text(sql.join(columns.map(selectExpression), ', '))),
     fieldOfColumn: (column) => byColumn.get(column),

@@ -151,6 +151,78 @@ describe('a later build of the distributed CRM that adds models', () => {
   });
 });
 
+/**
+ * A project built with `--target citus` by a layout-3 svc-gen (ADR 025,
+ * "Relation keys on Citus"): its distribution comes before the key swap, and
+ * Citus refuses it at the first `set null` key. The recovery docs/scaling.md
+ * gives (the keys made no action by hand), then today's build (the swap) run
+ * by the runner, leaves the project distributed with a fresh build's keys; a
+ * project that adds the target only now gets the swap before its distribution.
+ */
+describe('a layout-3 project with set-null keys', () => {
+  const OPTIONAL = [['activity', 'contact_id', 'contact'], ['activity', 'deal_id', 'deal'], ['contact', 'company_id', 'company'], ['deal', 'contact_id', 'contact'], ['ticket', 'company_id', 'company']];
+  const keys = (url: string) => queryOnce<{ def: string }>(url, `select conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) as def
+    from pg_constraint where contype = 'f' and conrelid::regclass::text in ('${CRM_TABLES.join("', '")}') order by 1`);
+
+  it('built with the target before layout 4: the stub refuses its distribution; after the keys are made no action by hand, the runner finishes it and the swap', async () => {
+    const dir = tempDir('crm-citus-layout-3');
+    cpSync(join(FIXTURES, 'layout-3', 'crm'), dir, { recursive: true });
+    copyFileSync(join(crm, 'migrations', '0002_distribute_for_citus.sql'), join(dir, 'migrations', '0002_distribute_for_citus.sql'));
+    const snapshot = join(dir, 'schema.snapshot.json');
+    writeFileSync(snapshot, JSON.stringify({ ...JSON.parse(readFileSync(snapshot, 'utf8')), target: 'citus' }));
+    const database = await stubbedDatabase();
+    const sets = migrationSets(dir);
+    // Its runner gone (closed), so that the next run takes over its step at once rather than after the claim's 15 s.
+    const refusedRun = await openDatabase({ url: database.url, poolSize: 2 });
+    try {
+      await expect(migrate(refusedRun.db, sets)).rejects.toThrow(/citus rule: \w+: foreign key \w+_tfkey holds the distribution column tenant_id and is on delete set null/);
+    } finally {
+      await refusedRun.close();
+    }
+
+    await runSql(database.url, OPTIONAL.map(([table, column, target]) => `alter table "${table}" drop constraint "${table}_${column}_tfkey",
+      add constraint "${table}_${column}_tfkey" foreign key ("tenant_id", "${column}") references "${target}" ("tenant_id", "id") on delete no action;`).join('\n'));
+    const later = await build({ schemaPath: join(FIXTURES, 'crm', 'schema.ts'), outDir: dir, target: 'citus', name: 'crm' });
+    if (!('written' in later)) throw new Error(`build failed: ${JSON.stringify(later)}`);
+    expect([later.migration?.path, later.contract?.path]).toEqual([
+      'migrations/0003_key_activity_contact_on_delete_no_action_and_more.sql',
+      'migrations/0004_contract_drop_the_on_delete_set_null_key_of_activity_contact.sql',
+    ]);
+    expect(await migrateAll(database.url, sets)).toEqual([
+      'schema/0002_distribute_for_citus.sql',
+      'schema/0003_key_activity_contact_on_delete_no_action_and_more.sql',
+      'schema/0004_contract_drop_the_on_delete_set_null_key_of_activity_contact.sql',
+    ]);
+    await expectDistributed(database.url);
+    const converted = await keys(database.url);
+    expect(converted.filter((k) => /SET NULL|nfkey/.test(k.def))).toEqual([]);
+    const fresh = await stubbedDatabase();
+    await migrateAll(fresh.url, migrationSets(crm));
+    expect(converted).toEqual(await keys(fresh.url));
+  });
+
+  it('adding the target only now: the swap comes before the distribution, which the stub accepts', async () => {
+    const dir = tempDir('crm-layout-3-to-citus');
+    cpSync(join(FIXTURES, 'layout-3', 'crm'), dir, { recursive: true });
+    const result = await build({ schemaPath: join(FIXTURES, 'crm', 'schema.ts'), outDir: dir, target: 'citus', name: 'crm' });
+    if (!('written' in result)) throw new Error(`build failed: ${JSON.stringify(result)}`);
+    expect(readdirSync(join(dir, 'migrations')).sort()).toEqual([
+      '0001_initial.sql',
+      '0002_key_activity_contact_on_delete_no_action_and_more.sql',
+      '0003_contract_drop_the_on_delete_set_null_key_of_activity_contact.sql',
+      '0004_distribute_for_citus.sql',
+    ]);
+    const database = await stubbedDatabase();
+    expect((await migrateAll(database.url, migrationSets(dir))).filter((f) => f.startsWith('schema/'))).toEqual([
+      'schema/0001_initial.sql',
+      'schema/0002_key_activity_contact_on_delete_no_action_and_more.sql',
+      'schema/0003_contract_drop_the_on_delete_set_null_key_of_activity_contact.sql',
+      'schema/0004_distribute_for_citus.sql',
+    ]);
+    await expectDistributed(database.url);
+  });
+});
+
 describe('the stub refuses what Citus would', () => {
   let url: string;
   beforeAll(async () => {
@@ -167,10 +239,34 @@ describe('the stub refuses what Citus would', () => {
     await runSql(url, `
       create table contact (tenant_id text not null, id text not null, email text, company_id text, owner_id text references users (id),
         deleted_at timestamptz, primary key (tenant_id, id),
-        foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set null (company_id));
+        foreign key (tenant_id, company_id) references company (tenant_id, id) on delete no action);
       create unique index contact_email_tkey on contact (tenant_id, email) where deleted_at is null;
       select create_distributed_table('contact', 'tenant_id', colocate_with => 'company');`);
     expect((await placements(url)).map((p) => `${p.table} ${p.method}`)).toEqual(['users n', 'company h', 'contact h']);
+  });
+
+  it('refuses on delete set null and set default on a key holding tenant_id, even with a column list (EnsureSupportedFKeyOnDistKey)', async () => {
+    await refused(`
+      create table lead (tenant_id text not null, id text not null, company_id text, primary key (tenant_id, id),
+        constraint lead_company_id_tfkey foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set null (company_id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');`)
+      .toThrow(/citus rule: lead: foreign key lead_company_id_tfkey holds the distribution column tenant_id and is on delete set null: Citus refuses SET NULL and SET DEFAULT/);
+    await refused(`
+      create table lead (tenant_id text not null, id text not null, company_id text default 'none', primary key (tenant_id, id),
+        constraint lead_company_id_tfkey foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set default (company_id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');`)
+      .toThrow(/citus rule: lead: foreign key lead_company_id_tfkey holds the distribution column tenant_id and is on delete set default/);
+    // Added later to a distributed table (the DDL trigger), as a layout-3 project's key would be.
+    await refused(`
+      create table lead (tenant_id text not null, id text not null, company_id text, primary key (tenant_id, id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');
+      alter table lead add constraint lead_company_id_tfkey foreign key (tenant_id, company_id) references company (tenant_id, id) on delete set null (company_id) not valid;`)
+      .toThrow(/citus rule: lead: foreign key lead_company_id_tfkey holds the distribution column tenant_id and is on delete set null/);
+    // A key to a reference table without tenant_id may set null (Citus allows it).
+    await runSql(url, `
+      create table lead (tenant_id text not null, id text not null, owner_id text references users (id) on delete set null, primary key (tenant_id, id));
+      select create_distributed_table('lead', 'tenant_id', colocate_with => 'company');
+      drop table lead;`);
   });
 
   it('refuses a unique on coalesce(tenant_id, \'\')', async () => {

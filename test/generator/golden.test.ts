@@ -30,26 +30,29 @@ describe.each(CASES)('fixture %s', (name) => {
 });
 
 /**
- * The conversion of a deployed project to layout 3 (ADR 025): fixtures/layout-2/<name>
- * is DIR as the layout-2 generator left it; today's build of the same schema adds
- * the conversion (and its contract), and only those files are golden here.
+ * The conversion of a deployed project to today's layout (ADR 025): fixtures/layout-N/<name>
+ * is DIR as the layout-N generator left it; today's build of the same schema adds
+ * the conversion (and its contract), and only those files are golden here. A
+ * layout-2 project goes straight to layout 4; a layout-3 one swaps its
+ * set-null relation keys (the rest of layout 4 it has).
  */
 describe.each([
-  ['crm', 'crm'],
-  ['history', join('history', 'v4')],
-])('layout 2 -> 3 conversion of %s', (name, schema) => {
+  ['2', 'crm', 'crm'],
+  ['2', 'history', join('history', 'v4')],
+  ['3', 'crm', 'crm'],
+])('layout %s -> 4 conversion of %s', (layout, name, schema) => {
   it('matches the golden conversion migrations', async () => {
-    const outDir = tempDir(`layout-2-${name}`);
-    cpSync(join(FIXTURES, 'layout-2', name), outDir, { recursive: true });
+    const outDir = tempDir(`layout-${layout}-${name}`);
+    cpSync(join(FIXTURES, `layout-${layout}`, name), outDir, { recursive: true });
     const before = new Set(readdirSync(join(outDir, 'migrations')));
     const result = await buildOk({ schemaPath: join(FIXTURES, schema, 'schema.ts'), outDir, name });
     expect(result.migration).not.toBeNull();
     expect(result.contract).not.toBeNull();
-    const added = tempDir(`layout-2-${name}-added`);
+    const added = tempDir(`layout-${layout}-${name}-added`);
     mkdirSync(join(added, 'migrations'));
     for (const file of readdirSync(join(outDir, 'migrations')).filter((f) => !before.has(f))) {
       cpSync(join(outDir, 'migrations', file), join(added, 'migrations', file));
     }
-    expectGolden(join('layout-2-to-3', name), added);
+    expectGolden(join(`layout-${layout}-to-4`, name), added);
   });
 });

@@ -44,7 +44,7 @@ describe('schema snapshot', () => {
     const ir = await irOf('crm');
     const text = snapshotFile(ir);
     expect(text).toBe(readFileSync(join(import.meta.dirname, '..', 'golden', 'crm', 'schema.snapshot.json'), 'utf8'));
-    expect(JSON.parse(text).layout).toBe(3);
+    expect(JSON.parse(text).layout).toBe(4);
     expect(fromSnapshot(JSON.parse(text))).toEqual(ir);
   });
 

@@ -78,7 +78,7 @@ describe('generated SQL', () => {
     await db.exec(`insert into "ticket_projection" ("id", "user", "priority", "tenant_id") values ('t1', 'u1', 'low', 't1')`);
   });
 
-  it('crm: a relation is a key of the row\'s own tenant; deleting an optional parent empties only the relation column', async () => {
+  it('crm: a relation is a key of the row\'s own tenant; an optional parent\'s delete is refused until its references are cleared (the service clears them)', async () => {
     const outDir = tempDir('sql-crm-keys');
     await buildOk({ schemaPath: join(FIXTURES, 'crm', 'schema.ts'), outDir });
     await applyProject(outDir);
@@ -88,11 +88,13 @@ describe('generated SQL', () => {
     await db.exec(`insert into "contact" ("id", "first_name", "email", "company_id", "tenant_id") values ('p1', 'Ann', 'a@x.io', 'c1', 't1')`);
     await expect(db.exec(`insert into "contact" ("id", "first_name", "email", "company_id", "tenant_id") values ('p2', 'Bob', 'b@x.io', 'c2', 't1')`)).rejects.toThrow(/contact_company_id_tfkey/);
     await expect(db.exec(`update "contact" set "company_id" = 'c2' where "id" = 'p1'`)).rejects.toThrow(/contact_company_id_tfkey/);
-    await db.exec(`delete from "company" where "tenant_id" = 't1' and "id" = 'c1'`);
+    // On delete no action (ADR 025: Citus refuses set null on a key holding tenant_id): the hard delete clears the reference first.
+    await expect(db.exec(`delete from "company" where "tenant_id" = 't1' and "id" = 'c1'`)).rejects.toThrow(/contact_company_id_tfkey/);
+    await db.exec(`begin; update "contact" set "company_id" = null where "tenant_id" = 't1' and "company_id" = any(array['c1']); delete from "company" where "tenant_id" = 't1' and "id" = 'c1'; commit`);
     expect((await db.query(`select "tenant_id", "company_id" from "contact" where "id" = 'p1'`)).rows).toEqual([{ tenant_id: 't1', company_id: null }]);
     const keys = await db.query<{ def: string }>(`select pg_get_constraintdef(oid) as def from pg_constraint where conrelid = 'contact'::regclass and contype in ('p', 'f') order by contype, conname`);
     expect(keys.rows.map((r) => r.def)).toEqual([
-      'FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE SET NULL (company_id)',
+      'FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id)',
       'PRIMARY KEY (tenant_id, id)',
     ]);
   });

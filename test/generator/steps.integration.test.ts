@@ -3,8 +3,9 @@
  * rows: make-required under concurrent writes, a unique's duplicate
  * preflight, expand/contract of a rename and of a rewriting type change with
  * old and new writers (the contract held back while an old instance is
- * registered), and the conversion of existing projects (layouts 1 and 2) to
- * layout 3 (ADR 025: tenant not null, keys (tenant_id, id)).
+ * registered), the conversion of existing projects (layouts 1 and 2) to
+ * layout 3 (ADR 025: tenant not null, keys (tenant_id, id)), and a layout-3
+ * project's set-null relation keys swapped for no action (layout 4).
  */
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -344,7 +345,7 @@ describe('a layout-2 project converts to layout 3 with the runner, online', { ti
 
     expect(await keysOf('contact')).toEqual([
       "contact_stage_check CHECK ((stage = ANY (ARRAY['lead'::text, 'qualified'::text, 'won'::text])))",
-      'contact_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE SET NULL (company_id)',
+      'contact_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id)',
       'contact_pkey PRIMARY KEY (tenant_id, id)',
     ]);
     expect(await keysOf('deal')).toEqual([
@@ -422,5 +423,74 @@ describe('a layout-2 project converts to layout 3 with the runner, online', { ti
     await expect(failed).rejects.toThrow(MigrationError);
     await expect(failed).rejects.toThrow(/"id":"p000001"/);
     expect(await keysOf('contact')).toContain('contact_pkey PRIMARY KEY (id)');
+  });
+});
+
+describe('a layout-3 project swaps its set-null relation keys for no action with the runner, online', { timeout: 120_000 }, () => {
+  it('adds each key beside the old one while an old instance keeps deleting parents; the contract, once no old instance runs, leaves only the new keys, as a fresh build has them', async () => {
+    // fixtures/layout-3/crm: the CRM as the layout-3 generator built it, deployed, with rows in two tenants (the same company id in each).
+    const outDir = tempDir('layout-3-crm');
+    cpSync(join(FIXTURES, 'layout-3', 'crm'), outDir, { recursive: true });
+    const { deployed, schema } = await deployAll(outDir);
+    await exec(`insert into "company" ("id", "name", "tenant_id") values ('c1', 'Acme', 't1'), ('c1', 'Acme', 't2'), ('c2', 'Beta', 't1')`);
+    await exec(`insert into "contact" ("id", "first_name", "email", "company_id", "tenant_id")
+      select 'p' || i, 'P' || i, 'p' || i || '@x.io', case when i % 2 = 0 then 'c1' else 'c2' end, case when i % 3 = 0 then 't2' else 't1' end
+        from generate_series(1, 600) i where not (i % 3 = 0 and i % 2 = 1)`);
+    await exec(`insert into "deal" ("id", "title", "amount", "company_id", "contact_id", "tenant_id") values ('d1', 'Deal', 10, 'c1', 'p2', 't1')`);
+    expect(await keysOf('contact')).toContain('contact_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE SET NULL (company_id)');
+
+    // An instance of the layout-3 build, alive and registered: it deletes parents and relies on set null.
+    await exec(`insert into "svc_realtime_instances" ("instance_id", "schema_migration", "ttl_ms") values ('old-3', '0001_initial.sql', 600000)`);
+    const result = await buildOk({ schemaPath: join(FIXTURES, 'crm', 'schema.ts'), outDir });
+    expect(result.migration!.path).toBe('migrations/0002_key_activity_contact_on_delete_no_action_and_more.sql');
+    const writer = keepWriting(schema, async (c, i) => {
+      await c.query(`insert into "company" ("id", "name", "tenant_id") values ($1, 'W', 't1')`, [`w${i}`]);
+      await c.query(`insert into "contact" ("id", "first_name", "email", "company_id", "tenant_id") values ($1, 'W', $1 || '@x.io', $2, 't1')`, [`pw${i}`, `w${i}`]);
+      await c.query(`delete from "company" where "tenant_id" = 't1' and "id" = $1`, [`w${i}`]);
+    });
+    const applied = await deployed.migrate([join(outDir, result.migration!.path)]);
+    const { writes, failures } = await writer.stop();
+    expect(applied.applied).toEqual([`schema/${result.migration!.path.slice('migrations/'.length)}`]);
+    expect(failures).toEqual([]);
+    expect(writes).toBeGreaterThan(0);
+    // Both keys stand, both validated; the old one still empties the column of the old instance's deletes.
+    expect(await keysOf('contact')).toEqual([
+      'contact_company_id_nfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id)',
+      'contact_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE SET NULL (company_id)',
+      'contact_pkey PRIMARY KEY (tenant_id, id)',
+    ]);
+    expect(await rows(`select count(*)::int as n from "contact" where "id" like 'pw%' and "company_id" is null`)).toEqual([{ n: writes }]);
+    await exec(`delete from "company" where "tenant_id" = 't2' and "id" = 'c1'`);
+    expect(await rows(`select "tenant_id", count(*)::int as n from "contact" where "company_id" = 'c1' group by 1 order by 1`)).toEqual([{ tenant_id: 't1', n: 200 }]);
+
+    // The contract waits for the old instance, then drops the set-null keys and names the new ones as a fresh build does.
+    const held = await deployed.migrate([join(outDir, result.contract!.path)]);
+    expect(held.applied).toEqual([]);
+    expect(held.heldBack?.message).toContain('old-3');
+    await exec(`delete from "svc_realtime_instances" where "instance_id" = 'old-3'`);
+    expect((await deployed.migrate([join(outDir, result.contract!.path)])).applied).toEqual([`schema/${result.contract!.path.slice('migrations/'.length)}`]);
+    expect(await keysOf('deal')).toEqual([
+      "deal_stage_check CHECK ((stage = ANY (ARRAY['lead'::text, 'qualified'::text, 'proposal'::text, 'won'::text, 'lost'::text])))",
+      'deal_company_id_tfkey FOREIGN KEY (tenant_id, company_id) REFERENCES company(tenant_id, id) ON DELETE RESTRICT',
+      'deal_contact_id_tfkey FOREIGN KEY (tenant_id, contact_id) REFERENCES contact(tenant_id, id)',
+      'deal_pkey PRIMARY KEY (tenant_id, id)',
+    ]);
+    // The database refuses a delete that leaves a reference: the service clears the references first.
+    await expect(exec(`delete from "contact" where "tenant_id" = 't1' and "id" = 'p2'`)).rejects.toThrow(/deal_contact_id_tfkey/);
+    await exec(`begin; update "deal" set "contact_id" = null where "tenant_id" = 't1' and "contact_id" = any(array['p2']); delete from "contact" where "tenant_id" = 't1' and "id" = 'p2'; commit`);
+    expect(await rows(`select "contact_id" from "deal" where "tenant_id" = 't1' and "id" = 'd1'`)).toEqual([{ contact_id: null }]);
+
+    const tables = ['activity', 'company', 'contact', 'deal', 'line_item', 'note', 'product', 'ticket'];
+    const keysOfAll = async () => {
+      const all: string[] = [];
+      for (const table of tables) all.push(...await keysOf(table));
+      return all;
+    };
+    const converted = await keysOfAll();
+    expect(converted.filter((k) => /SET NULL|NOT VALID|nfkey/.test(k))).toEqual([]);
+    const fresh = tempDir('layout-4-crm-fresh');
+    await buildOk({ schemaPath: join(FIXTURES, 'crm', 'schema.ts'), outDir: fresh });
+    await deployAll(fresh);
+    expect(converted).toEqual(await keysOfAll());
   });
 });

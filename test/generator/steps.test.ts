@@ -233,7 +233,7 @@ describe('steps per change kind', () => {
       'online: drop index on Deal.amount ("deal_amount_idx")',
       'online: drop index on Deal.company ("deal_company_id_idx")',
     ]);
-    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(3);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(4);
     expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toEqual(['Company', 'Contact', 'Deal'].map((m) => `transactional: drop the trigger that fills ${m}.tenant_id (no instance of an older build writes null any more)`));
     expect((await buildOk({ schemaPath: join(FIXTURES, 'history', 'v3', 'schema.ts'), outDir, name: 'history' })).migration).toBeNull();
   });
@@ -267,7 +267,7 @@ describe('steps per change kind', () => {
     const companyKey = index('transactional: key Company by (tenant_id, id): the validated unique index becomes the primary key (catalog only)');
     expect(index('transactional: drop the single-column reference Deal.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
     expect(index('transactional: drop the single-column reference Contact.company (the validated (tenant_id, id) one replaces it)')).toBeLessThan(companyKey);
-    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(3);
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(4);
 
     // The lock report `build --check` prints without a database (cli/build.ts): every step classified, the catalog-only ones brief.
     const files = readSet({ scope: 'schema', dir: join(outDir, 'migrations') }).filter((f) => /^000[67]_/.test(f.name));
@@ -296,16 +296,43 @@ describe('steps per change kind', () => {
     expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toContain('transactional: drop field Deal.company');
   });
 
+  it('a layout-3 project swaps only its optional relation keys; one made required in the same build becomes restrict', async () => {
+    const outDir = tempDir('steps-layout-3');
+    cpSync(join(FIXTURES, 'layout-3', 'crm'), outDir, { recursive: true });
+    const schemaPath = copySchema('crm');
+    edit(schemaPath, "  status: 'open' | 'pending' | 'closed';\n  company?: Company;", "  status: 'open' | 'pending' | 'closed';\n  company: Company;");
+    const result = await buildOk({ schemaPath, outDir, name: 'crm', allowDestructive: true });
+    const expand = readFileSync(join(outDir, result.migration!.path), 'utf8');
+    const keys = expand.split('\n').filter((l) => l.includes(' foreign key '));
+    expect(keys.map((l) => /^alter table "(\w+)" add constraint "(\w+)" .* on delete ([a-z ]+) not valid;$/.exec(l)?.slice(1))).toEqual([
+      ['activity', 'activity_contact_id_nfkey', 'no action'],
+      ['activity', 'activity_deal_id_nfkey', 'no action'],
+      ['contact', 'contact_company_id_nfkey', 'no action'],
+      ['deal', 'deal_contact_id_nfkey', 'no action'],
+      ['ticket', 'ticket_company_id_nfkey', 'restrict'],
+    ]);
+    expect(outline(expand)).toContain('transactional: check Ticket.company is not null, for new rows only');
+    expect(outline(expand)).toContain('transactional: reference Company from Ticket.company on delete restrict beside the set null key, for new rows only');
+    expect(outline(readFileSync(join(outDir, result.contract!.path), 'utf8'))).toEqual(['activity_contact_id', 'activity_deal_id', 'contact_company_id', 'deal_contact_id', 'ticket_company_id'].map((key) => {
+      const [, model, field] = /^(\w+?)_(\w+)_id$/.exec(key)!;
+      const name = `${model === 'activity' ? 'Activity' : model === 'contact' ? 'Contact' : model === 'deal' ? 'Deal' : 'Ticket'}.${field}`;
+      return `transactional: drop the on delete set null key of ${name} (the validated no action one replaces it) and give the new key its name`;
+    }));
+    expect(JSON.parse(readFileSync(join(outDir, 'schema.snapshot.json'), 'utf8')).layout).toBe(4);
+    // Built again: nothing more to swap.
+    expect((await buildOk({ schemaPath, outDir, name: 'crm' })).migration).toBeNull();
+  });
+
   it('a snapshot of an index layout this svc-gen does not know is refused, naming the snapshot', async () => {
     const schemaPath = copySchema('history/v3');
     const outDir = tempDir('steps-layout');
     await buildOk({ schemaPath, outDir, name: 'history' });
     const snapshot = join(outDir, 'schema.snapshot.json');
-    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 3', '"layout": 4'));
+    writeFileSync(snapshot, readFileSync(snapshot, 'utf8').replace('"layout": 4', '"layout": 5'));
     const result = await build({ schemaPath, outDir, name: 'history' });
     if (!('diagnostics' in result)) throw new Error('expected a diagnostic');
     expect(result.diagnostics).toEqual([expect.objectContaining({ code: 'BAD_SNAPSHOT' })]);
-    expect(result.diagnostics[0].message).toContain('unsupported index layout 4 (this svc-gen knows 1, 2, 3)');
+    expect(result.diagnostics[0].message).toContain('unsupported index layout 5 (this svc-gen knows 1, 2, 3, 4)');
   });
 
   it('@renamedFrom onto a name the previous schema already has is refused (which column holds what?)', async () => {

@@ -15,7 +15,12 @@
 --      not count);
 --   3. every foreign key from t goes to a reference table, or to a
 --      distributed table co-located with t (or t itself) and holds the
---      distribution column on both sides at the same position;
+--      distribution column on both sides at the same position; a key that
+--      holds the distribution column has no `on delete set null` / `set
+--      default` (even Postgres 15's `set null (x_id)`, which never touches
+--      it: Citus's EnsureSupportedFKeyOnDistKey, commands/foreign_constraint.c,
+--      looks at the action, not its column list; citusdata/citus#7132) and no
+--      `on update set null / set default / cascade`;
 --   4. order: the referenced table is already distributed or a reference
 --      table; a reference table never references t;
 --   5. no column default draws on the node (nextval, identity,
@@ -40,11 +45,7 @@
 -- accepts it (its legacy behaviour: the key checks the coordinator's empty
 -- shell table), and create_distributed_table of the local table later checks
 -- it (rule 3). A dropped table leaves pg_dist_partition, as with Citus.
---
--- Not checked, though Citus refuses it: `on delete set null` or `set default`
--- on a key that holds the distribution column, even Postgres 15's
--- `set null (x_id)` that never touches it (Citus's
--- EnsureSupportedFKeyOnDistKey looks at the action, not its column list).
+
 
 create table if not exists pg_dist_partition (
   logicalrelid regclass primary key,
@@ -125,10 +126,22 @@ begin
   select attnum into col_num from pg_attribute
    where attrelid = table_name and attname = distribution_column and attnum > 0 and not attisdropped;
   for fk in
-    select c.conname, c.confrelid, c.confrelid::regclass as target, c.conkey, c.confkey, p.partmethod, p.partkey, p.colocationid
+    select c.conname, c.confrelid, c.confrelid::regclass as target, c.conkey, c.confkey, c.confdeltype, c.confupdtype,
+           p.partmethod, p.partkey, p.colocationid
       from pg_constraint c left join pg_dist_partition p on p.logicalrelid = c.confrelid
      where c.conrelid = table_name and c.contype = 'f'
   loop
+    -- Citus checks the actions of a key holding the distribution column first, whatever it references.
+    if col_num = any (fk.conkey) and fk.confdeltype in ('n', 'd') then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s holds the distribution column %s and is on delete set %s: Citus refuses SET NULL and SET DEFAULT in ON DELETE when the key includes the distribution column (even with a column list); use no action or restrict',
+        fk.conname, distribution_column, case fk.confdeltype when 'n' then 'null' else 'default' end));
+    end if;
+    if col_num = any (fk.conkey) and fk.confupdtype in ('n', 'd', 'c') then
+      perform citus_stub_refuse(table_name, format(
+        'foreign key %s holds the distribution column %s and has an ON UPDATE action (set null, set default or cascade), which Citus refuses on such a key',
+        fk.conname, distribution_column));
+    end if;
     if fk.confrelid = table_name::oid then
       target_col := col_num;
     elsif fk.partmethod = 'n' then

@@ -52,6 +52,10 @@ export type Change =
   | { readonly kind: 'swapPrimaryKey'; readonly model: string; readonly table: string }
   /** Layout 3 contract: the trigger that filled old instances' null tenant goes once no old instance runs. */
   | { readonly kind: 'releaseTenant'; readonly model: string; readonly table: string }
+  /** Layout 3 -> 4: an optional belongsTo's `set null` key gets an `on delete no action` one beside it, added NOT VALID and validated online. */
+  | ({ readonly kind: 'relaxForeignKey' } & OnField)
+  /** Layout 3 -> 4 contract: the `set null` key goes (no older build, which relies on it, runs), the new key takes its name. */
+  | ({ readonly kind: 'dropSetNullKey' } & OnField)
   /** Added after every table of the migration exists, so relations may point forward or in cycles. */
   | ({ readonly kind: 'addForeignKey'; readonly newTable: boolean } & OnField);
 
@@ -84,10 +88,12 @@ export const PHASE: Record<ChangeKind, number> = {
   addIndex: 4,
   addForeignKey: 5,
   swapForeignKey: 5,
+  relaxForeignKey: 5,
   releaseForeignKey: 5,
   swapPrimaryKey: 6,
   dropIndex: 7,
   releaseTenant: 8,
+  dropSetNullKey: 8,
   contractColumn: 8,
   dropColumn: 8,
   dropTable: 9,
@@ -111,6 +117,8 @@ export const CONTRACT: Record<ChangeKind, boolean> = {
   tenantNotNull: false,
   keyIndex: false,
   swapForeignKey: false,
+  relaxForeignKey: false,
+  dropSetNullKey: true,
   releaseForeignKey: false,
   swapPrimaryKey: false,
   releaseTenant: true,
@@ -164,6 +172,8 @@ const SUMMARY: { [K in ChangeKind]: Describe<K> } = {
   tenantNotNull: () => null,
   keyIndex: () => null,
   swapForeignKey: () => null,
+  relaxForeignKey: (c) => `key ${where(c)} on delete ${c.field.required ? 'restrict' : 'no action (the service clears it before a hard delete; Citus refuses set null)'}`,
+  dropSetNullKey: (c) => `drop the on delete set null key of ${where(c)}`,
   releaseForeignKey: () => null,
   swapPrimaryKey: () => null,
   releaseTenant: (c) => `drop the tenant_id trigger of ${c.model} (it fills null for instances of builds before layout 3)`,
@@ -195,6 +205,8 @@ const DESTRUCTIVE: { [K in ChangeKind]: (change: ChangeOf<K>) => string | null }
   tenantNotNull: () => null,
   keyIndex: () => null,
   swapForeignKey: () => null,
+  relaxForeignKey: () => null,
+  dropSetNullKey: () => null,
   releaseForeignKey: () => null,
   swapPrimaryKey: () => null,
   releaseTenant: () => null,

@@ -6,7 +6,7 @@
  * type-checking; at run time an unknown kind throws rather than dropping SQL.
  */
 import { SYSTEM_COLUMNS, type Field } from '../../../runtime/ir/types.ts';
-import { checkName, foreignKeyName, nextPrimaryKeyIndexName, notNullCheckName, primaryKeyName, quoteIdent, syncTriggerName, tenantForeignKeyName } from '../../ir/naming.ts';
+import { checkName, foreignKeyName, nextPrimaryKeyIndexName, notNullCheckName, primaryKeyName, quoteIdent, relaxedForeignKeyName, syncTriggerName, tenantForeignKeyName } from '../../ir/naming.ts';
 import { checkConstraint, columnDefinition, columnFields, sqlLiteral, sqlType } from '../sql.ts';
 import { where, type Change, type ChangeKind, type ChangeOf } from './changes.ts';
 import { contractSql, expandSql } from './expand.ts';
@@ -93,8 +93,9 @@ const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
     const out: string[] = [];
     if (from.type.kind === 'enum') out.push(`${alter(table)} drop constraint if exists ${q(checkName(table, field.column!))};`);
     if (from.type.kind === 'belongsTo') {
-      // Either key form: the layout-3 one, or the single-column one of a table converted in this same migration.
+      // Any key form: the layout-3 one, layout 4's beside it before its contract, or the single-column one of a table converted in this same migration.
       out.push(`${alter(table)} drop constraint if exists ${q(tenantForeignKeyName(table, field.column!))};`);
+      out.push(`${alter(table)} drop constraint if exists ${q(relaxedForeignKeyName(table, field.column!))};`);
       out.push(`${alter(table)} drop constraint if exists ${q(foreignKeyName(table, field.column!))};`);
     }
     if (from.default !== field.default) out.push(`${alter(table)} alter column ${column} ${field.default === undefined ? 'drop default' : `set default ${sqlLiteral(field.default)}`};`);
@@ -160,6 +161,21 @@ const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
       transactional(`drop the single-column reference ${where(c)} (the validated (tenant_id, id) one replaces it)`, `${alter(table)} drop constraint if exists ${q(foreignKeyName(table, field.column!))};`),
     ];
   },
+  relaxForeignKey: (c, ctx) => {
+    const key = tenantKey(c, ctx, relaxedForeignKeyName(c.table, c.field.column!));
+    return [
+      transactional(`reference ${key.target} from ${where(c)} on delete ${key.onDelete} beside the set null key, for new rows only`, `${key.add} not valid;`),
+      key.validate,
+    ];
+  },
+  dropSetNullKey: ({ table, field, model }) => {
+    const column = field.column!;
+    return [transactional(
+      `drop the on delete set null key of ${model}.${field.name} (the validated no action one replaces it) and give the new key its name`,
+      `${alter(table)} drop constraint if exists ${q(tenantForeignKeyName(table, column))};`,
+      `${alter(table)} rename constraint ${q(relaxedForeignKeyName(table, column))} to ${q(tenantForeignKeyName(table, column))};`,
+    )];
+  },
   releaseForeignKey: (c) => [
     transactional(`drop the reference key of ${where(c)} (the column goes in the contract; the key holds the old primary key of its target)`, `${alter(c.table)} drop constraint if exists ${q(foreignKeyName(c.table, c.field.column!))};`),
   ],
@@ -177,20 +193,24 @@ const CONVERTERS: { [K in ChangeKind]: Converter<K> } = {
 };
 
 /**
- * Layout 3's relation key `(tenant_id, x_id) -> x (tenant_id, id)`: a row may
- * only refer to a row of its own tenant. A parent's delete sets only the
- * relation column to null (Postgres 15's column list), never the tenant.
+ * The relation key `(tenant_id, x_id) -> x (tenant_id, id)` (layout 3): a row
+ * may only refer to a row of its own tenant. A required reference refuses its
+ * target's delete (`restrict`); an optional one is `no action` (layout 4):
+ * Citus refuses `set null`/`set default` on a key holding the distribution
+ * column (ADR 025), so the runtime sets the column to null itself, in the hard
+ * delete's transaction, before it deletes the target.
  */
-function tenantKey(c: { table: string; field: Field; model: string }, { tableOf }: Context) {
+function tenantKey(c: { table: string; field: Field; model: string }, { tableOf }: Context, keyName?: string) {
   const { table, field } = c;
   if (field.type.kind !== 'belongsTo') throw new Error(`svc-gen bug: foreign key on ${field.name}, which is not a belongsTo`);
   const targetTable = tableOf(field.type.model);
   const column = q(field.column!);
-  const onDelete = field.required ? 'restrict' : `set null (${column})`;
-  const name = q(tenantForeignKeyName(table, field.column!));
+  const onDelete = field.required ? 'restrict' : 'no action';
+  const name = q(keyName ?? tenantForeignKeyName(table, field.column!));
   return {
     target: field.type.model,
     targetTable,
+    onDelete,
     add: `${alter(table)} add constraint ${name} foreign key ("tenant_id", ${column}) references ${q(targetTable)} ("tenant_id", "id") on delete ${onDelete}`,
     validate: online(`validate the reference ${where(c)}`, `${alter(table)} validate constraint ${name};`),
   };

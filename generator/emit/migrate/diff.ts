@@ -1,7 +1,7 @@
 /** Compares the previous snapshot's IR with the new IR; returns the changes in run order. */
 import type { Field, FieldKind, FieldType, Model, SchemaIR } from '../../../runtime/ir/types.ts';
 import { PHASE, type Change, type IndexReason } from './changes.ts';
-import { CURRENT_LAYOUT, indexesOf, type Layout } from './indexes.ts';
+import { CURRENT_LAYOUT, DISTRIBUTABLE_LAYOUT, indexesOf, type Layout } from './indexes.ts';
 
 export interface DiffInput {
   readonly previous: SchemaIR | null;
@@ -20,11 +20,12 @@ export function diffSchemas(input: DiffInput): Change[] {
   for (const model of next.models) {
     const old = before.get(model.name);
     changes.push(...(old ? [...diffModel(old, model, input.renames), ...diffIndexes(old, model, input.previousLayout)] : createModel(model)));
-    if (old && input.previousLayout < 3) changes.push(...rekey(old, model));
+    if (old && input.previousLayout < DISTRIBUTABLE_LAYOUT) changes.push(...rekey(old, model));
+    if (old && input.previousLayout === DISTRIBUTABLE_LAYOUT) changes.push(...relax(old, model));
   }
   for (const model of previous?.models ?? []) {
     if (after.has(model.name)) continue;
-    if (input.previousLayout < 3) changes.push(...releaseKeys(model, model.fields));
+    if (input.previousLayout < DISTRIBUTABLE_LAYOUT) changes.push(...releaseKeys(model, model.fields));
     changes.push({ kind: 'dropTable', model });
   }
   return changes.map((change, i) => ({ change, i })).sort((a, b) => PHASE[a.change.kind] - PHASE[b.change.kind] || a.i - b.i).map((x) => x.change);
@@ -102,7 +103,7 @@ function diffIndexes(old: Model, model: Model, layout: Layout): Change[] {
   const sameSchema = new Set(indexesOf(old, CURRENT_LAYOUT).map((i) => i.name));
   const oldColumns = new Set(old.fields.map((f) => f.column));
   const columns = new Set(model.fields.map((f) => f.column));
-  const changes: Change[] = layout < CURRENT_LAYOUT ? [{ kind: 'relayout', model: model.name, from: layout }] : [];
+  const changes: Change[] = layout < DISTRIBUTABLE_LAYOUT ? [{ kind: 'relayout', model: model.name, from: layout }] : [];
   for (const index of wanted) {
     if (had.has(index.name)) continue;
     const reason: IndexReason = index.field && !oldColumns.has(index.field.column) ? 'column' : sameSchema.has(index.name) ? 'layout' : 'tag';
@@ -142,6 +143,23 @@ function rekey(old: Model, model: Model): Change[] {
     { kind: 'swapPrimaryKey', ...on },
     { kind: 'releaseTenant', ...on },
   ];
+}
+
+/**
+ * Layout 3 -> 4 (ADR 025, "Relation keys on Citus"): each optional belongsTo
+ * the database keys `on delete set null (x_id)` and the new build keeps (same
+ * column, same target) gets its new key beside the old one; the contract drops
+ * the old one. A belongsTo that goes or changes its target drops its key itself.
+ */
+function relax(old: Model, model: Model): Change[] {
+  const on = { model: model.name, table: model.table };
+  const byColumn = new Map(model.fields.filter((f) => f.column).map((f) => [f.column!, f]));
+  return old.fields.flatMap((from): Change[] => {
+    if (from.type.kind !== 'belongsTo' || from.required) return [];
+    const to = byColumn.get(from.column!);
+    if (to?.type.kind !== 'belongsTo' || to.type.model !== from.type.model) return [];
+    return [{ kind: 'relaxForeignKey', ...on, field: to }, { kind: 'dropSetNullKey', ...on, field: to }];
+  });
 }
 
 function releaseKeys(old: Model, fields: readonly Field[]): Change[] {

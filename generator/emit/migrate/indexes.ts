@@ -24,13 +24,22 @@
  * (a parent's delete checks children by both columns). `@index` and `@unique`
  * are layout 2's, by name and definition. Media columns keep `(column)`:
  * DELETE /media/{id} looks them up by id alone.
+ *
+ * Layout 4 (ADR 025, "Relation keys on Citus"): layout 3's indexes and keys;
+ * only the action of an optional belongsTo's key differs, `on delete no
+ * action` instead of `set null (x_id)` (Citus refuses the latter on a key that
+ * holds the distribution column): the runtime clears the references before a
+ * hard delete. The layout number is the generator's marker that a database
+ * still has the `set null` keys (snapshot `layout: 3`).
  */
 import type { Field, Model } from '../../../runtime/ir/types.ts';
 import { indexName, quoteIdent, tenantIndexName, tenantListIndexName, tenantUniqueIndexName, uniqueIndexName } from '../../ir/naming.ts';
 
-export const CURRENT_LAYOUT = 3;
-export type Layout = 1 | 2 | 3;
-export const LAYOUTS: readonly Layout[] = [1, 2, 3];
+export const CURRENT_LAYOUT = 4;
+export type Layout = 1 | 2 | 3 | 4;
+export const LAYOUTS: readonly Layout[] = [1, 2, 3, 4];
+/** The first layout keyed `(tenant_id, id)` (ADR 025); 4 has its indexes and keys, its optional relation keys `on delete no action`. */
+export const DISTRIBUTABLE_LAYOUT = 3;
 
 export interface IndexDef {
   readonly name: string;
@@ -75,14 +84,14 @@ function layoutOne(model: Model, fields: readonly Field[]): IndexDef[] {
   return out;
 }
 
-/** Layouts 2 and 3 differ in the `(tenant_id, id)` index (3: the primary key) and the belongsTo index (3: `(tenant_id, x_id)`). */
-function layoutTwo(model: Model, fields: readonly Field[], layout: 2 | 3): IndexDef[] {
+/** Layouts 2 and 3 differ in the `(tenant_id, id)` index (3: the primary key) and the belongsTo index (3: `(tenant_id, x_id)`); 4 has 3's. */
+function layoutTwo(model: Model, fields: readonly Field[], layout: 2 | 3 | 4): IndexDef[] {
   const { table } = model;
   const out: IndexDef[] = layout === 2 ? [plain(table, tenantListIndexName(table), '"tenant_id", "id"', null, `tenant index of ${model.name}`)] : [];
   for (const f of fields) {
     const where = `${model.name}.${f.name}`;
     const column = q(f.column!);
-    if (layout === 3 && f.type.kind === 'belongsTo') out.push(plain(table, tenantIndexName(table, f.column!), `"tenant_id", ${column}`, f, `index on ${where}`));
+    if (layout >= 3 && f.type.kind === 'belongsTo') out.push(plain(table, tenantIndexName(table, f.column!), `"tenant_id", ${column}`, f, `index on ${where}`));
     else if (isReference(f)) out.push(plain(table, indexName(table, f.column!), column, f, `index on ${where}`));
     else if (f.index && !f.unique) out.push(plain(table, tenantIndexName(table, f.column!), `"tenant_id", ${column}, "id"`, f, `index on ${where}`));
     if (f.unique) {

@@ -82,10 +82,10 @@ create index concurrently if not exists "contact_segment_id_tidx" on "contact" (
 alter table "call" add constraint "call_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete restrict;
 
 -- step 13 transactional: reference Segment from Call.segment (a new, empty table)
-alter table "call" add constraint "call_segment_id_tfkey" foreign key ("tenant_id", "segment_id") references "segment" ("tenant_id", "id") on delete set null ("segment_id");
+alter table "call" add constraint "call_segment_id_tfkey" foreign key ("tenant_id", "segment_id") references "segment" ("tenant_id", "id") on delete no action;
 
 -- step 14 transactional: reference Segment from Contact.segment, for new rows only
-alter table "contact" add constraint "contact_segment_id_tfkey" foreign key ("tenant_id", "segment_id") references "segment" ("tenant_id", "id") on delete set null ("segment_id") not valid;
+alter table "contact" add constraint "contact_segment_id_tfkey" foreign key ("tenant_id", "segment_id") references "segment" ("tenant_id", "id") on delete no action not valid;
 
 -- step 15 online: validate the reference Contact.segment
 alter table "contact" validate constraint "contact_segment_id_tfkey";

@@ -147,15 +147,15 @@ create table "ticket" (
 );
 create index "ticket_company_id_tidx" on "ticket" ("tenant_id", "company_id");
 
-alter table "activity" add constraint "activity_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete set null ("contact_id");
+alter table "activity" add constraint "activity_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete no action;
 
-alter table "activity" add constraint "activity_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete set null ("deal_id");
+alter table "activity" add constraint "activity_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete no action;
 
-alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id");
+alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete no action;
 
 alter table "deal" add constraint "deal_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete restrict;
 
-alter table "deal" add constraint "deal_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete set null ("contact_id");
+alter table "deal" add constraint "deal_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete no action;
 
 alter table "line_item" add constraint "line_item_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete restrict;
 
@@ -163,4 +163,4 @@ alter table "line_item" add constraint "line_item_product_id_tfkey" foreign key 
 
 alter table "note" add constraint "note_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete restrict;
 
-alter table "ticket" add constraint "ticket_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id");
+alter table "ticket" add constraint "ticket_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete no action;

@@ -26,4 +26,4 @@ create table "contact" (
 );
 create index "contact_company_id_tidx" on "contact" ("tenant_id", "company_id");
 
-alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id");
+alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete no action;

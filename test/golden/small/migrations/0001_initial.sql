@@ -28,4 +28,4 @@ create table "task" (
 );
 create index "task_project_id_tidx" on "task" ("tenant_id", "project_id");
 
-alter table "task" add constraint "task_project_id_tfkey" foreign key ("tenant_id", "project_id") references "project" ("tenant_id", "id") on delete set null ("project_id");
+alter table "task" add constraint "task_project_id_tfkey" foreign key ("tenant_id", "project_id") references "project" ("tenant_id", "id") on delete no action;

@@ -90,7 +90,7 @@ create unique index concurrently if not exists "deal_tenant_id_id_key" on "deal"
 select "row"."id", "row"."tenant_id", "row"."company_id", "target"."tenant_id" as "target_tenant_id" from "contact" "row" join "company" "target" on "target"."id" = "row"."company_id" where "target"."tenant_id" <> "row"."tenant_id" limit 10;
 
 -- step 22 transactional: reference Company from Contact.company by (tenant_id, id), for new rows only
-alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id") not valid;
+alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete no action not valid;
 
 -- step 23 online: validate the reference Contact.company
 alter table "contact" validate constraint "contact_company_id_tfkey";

@@ -241,7 +241,7 @@ create unique index concurrently if not exists "ticket_tenant_id_id_key" on "tic
 select "row"."id", "row"."tenant_id", "row"."contact_id", "target"."tenant_id" as "target_tenant_id" from "activity" "row" join "contact" "target" on "target"."id" = "row"."contact_id" where "target"."tenant_id" <> "row"."tenant_id" limit 10;
 
 -- step 59 transactional: reference Contact from Activity.contact by (tenant_id, id), for new rows only
-alter table "activity" add constraint "activity_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete set null ("contact_id") not valid;
+alter table "activity" add constraint "activity_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete no action not valid;
 
 -- step 60 online: validate the reference Activity.contact
 alter table "activity" validate constraint "activity_contact_id_tfkey";
@@ -253,7 +253,7 @@ alter table "activity" drop constraint if exists "activity_contact_id_fkey";
 select "row"."id", "row"."tenant_id", "row"."deal_id", "target"."tenant_id" as "target_tenant_id" from "activity" "row" join "deal" "target" on "target"."id" = "row"."deal_id" where "target"."tenant_id" <> "row"."tenant_id" limit 10;
 
 -- step 63 transactional: reference Deal from Activity.deal by (tenant_id, id), for new rows only
-alter table "activity" add constraint "activity_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete set null ("deal_id") not valid;
+alter table "activity" add constraint "activity_deal_id_tfkey" foreign key ("tenant_id", "deal_id") references "deal" ("tenant_id", "id") on delete no action not valid;
 
 -- step 64 online: validate the reference Activity.deal
 alter table "activity" validate constraint "activity_deal_id_tfkey";
@@ -265,7 +265,7 @@ alter table "activity" drop constraint if exists "activity_deal_id_fkey";
 select "row"."id", "row"."tenant_id", "row"."company_id", "target"."tenant_id" as "target_tenant_id" from "contact" "row" join "company" "target" on "target"."id" = "row"."company_id" where "target"."tenant_id" <> "row"."tenant_id" limit 10;
 
 -- step 67 transactional: reference Company from Contact.company by (tenant_id, id), for new rows only
-alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id") not valid;
+alter table "contact" add constraint "contact_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete no action not valid;
 
 -- step 68 online: validate the reference Contact.company
 alter table "contact" validate constraint "contact_company_id_tfkey";
@@ -289,7 +289,7 @@ alter table "deal" drop constraint if exists "deal_company_id_fkey";
 select "row"."id", "row"."tenant_id", "row"."contact_id", "target"."tenant_id" as "target_tenant_id" from "deal" "row" join "contact" "target" on "target"."id" = "row"."contact_id" where "target"."tenant_id" <> "row"."tenant_id" limit 10;
 
 -- step 75 transactional: reference Contact from Deal.contact by (tenant_id, id), for new rows only
-alter table "deal" add constraint "deal_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete set null ("contact_id") not valid;
+alter table "deal" add constraint "deal_contact_id_tfkey" foreign key ("tenant_id", "contact_id") references "contact" ("tenant_id", "id") on delete no action not valid;
 
 -- step 76 online: validate the reference Deal.contact
 alter table "deal" validate constraint "deal_contact_id_tfkey";
@@ -337,7 +337,7 @@ alter table "note" drop constraint if exists "note_contact_id_fkey";
 select "row"."id", "row"."tenant_id", "row"."company_id", "target"."tenant_id" as "target_tenant_id" from "ticket" "row" join "company" "target" on "target"."id" = "row"."company_id" where "target"."tenant_id" <> "row"."tenant_id" limit 10;
 
 -- step 91 transactional: reference Company from Ticket.company by (tenant_id, id), for new rows only
-alter table "ticket" add constraint "ticket_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete set null ("company_id") not valid;
+alter table "ticket" add constraint "ticket_company_id_tfkey" foreign key ("tenant_id", "company_id") references "company" ("tenant_id", "id") on delete no action not valid;
 
 -- step 92 online: validate the reference Ticket.company
 alter table "ticket" validate constraint "ticket_company_id_tfkey";
