@@ -16,14 +16,14 @@
  * dropped at the end, also on error or Ctrl-C.
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, statfsSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, statfsSync, symlinkSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { admin, createTestDatabase, dropStaleTestDatabases, queryOnce, type TestDatabase } from '../../test/helpers/db.ts';
 import { buildFixture, REPO_ROOT, startTestService, TEST_JWT_SECRET } from '../../test/helpers/service.ts';
 import { dirname, join, resolve } from 'node:path';
 import { measureRequests, percentiles, type Latency, type Row } from './measure.ts';
-import { diskNeeded, seed, seedConnection, sizesFor, type Sizes } from './seed.ts';
+import { BIG_TENANT, diskNeeded, seed, seedConnection, sizesFor, TENANT, type Sizes } from './seed.ts';
 
 const SCHEMA = resolve(import.meta.dirname, 'schema.ts');
 /** BENCH_SCALE_START_MODE=installed starts the compiled dist/ (run `npm run build` first), as an installed package runs; default: this checkout's bin (tsx). */
@@ -121,8 +121,35 @@ async function rollupsCaughtUp(label: string, url: string): Promise<void> {
     await new Promise((wake) => setTimeout(wake, 500));
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  say(`${label}: audit rollups caught up with ${Number(last).toLocaleString('en')} entries ${seconds} s after the measured service started`);
+  say(`${label}: audit rollups caught up to entry ${last} ${seconds} s after the measured service started`);
   console.log(`${label}: audit rollups caught up ${seconds} s after the measured service started`);
+}
+
+/**
+ * BENCH_SCALE_WAIT_FILE: on a shared machine, each size's measurements wait
+ * (after its seed, which needs no quiet) until this file exists, so that
+ * whoever shares the machine can be told to pause first.
+ */
+async function waitForQuiet(label: string): Promise<void> {
+  const file = process.env.BENCH_SCALE_WAIT_FILE;
+  if (!file) return;
+  say(`${label}: waiting for ${file} before measuring`);
+  while (!existsSync(file)) await new Promise((wake) => setTimeout(wake, 1_000));
+  say(`${label}: measuring (load average ${loadavg().map((n) => n.toFixed(2)).join(', ')})`);
+}
+
+/**
+ * The plan of the count behind `totalCount` (runtime/records/read.ts
+ * countRows: exact up to SVC_GRAPHQL_EXACT_COUNT_LIMIT rows, read through a
+ * limit), for the tenant and the big tenant, printed to the log: what a
+ * count row's growth from one size to the other is made of.
+ */
+async function explainCounts(label: string, url: string): Promise<void> {
+  for (const tenant of [TENANT, BIG_TENANT]) {
+    const plan = await queryOnce<{ 'QUERY PLAN': string }>(url, `explain (analyze, buffers, costs off, timing on)
+      select count(*)::int as n from (select 1 from deal t where t.tenant_id = $1 and t.deleted_at is null limit 10001) s`, [tenant]);
+    say(`${label}: plan of the totalCount count, tenant ${tenant}:\n${plan.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
+  }
 }
 
 /** One size: a database, its seed, start-ups, requests; the database is dropped before returning. */
@@ -149,13 +176,16 @@ async function measureSize(label: string, s: Sizes): Promise<Row[]> {
     const used = (await databaseBytes(database.name, database.url)) - before;
     say(`${label}: seeded in ${((performance.now() - seeding) / 1000).toFixed(1)} s, ${gb(used)} of disk`);
     console.log(`${label}: seed ${((performance.now() - seeding) / 1000).toFixed(1)} s, disk ${gb(used)}`);
+    await waitForQuiet(label);
     const starts: number[] = [];
     for (let i = 0; i < STARTS; i++) starts.push(await startOnce(dir, database.url));
     say(`  start-up to /ready: ${starts.map((ms) => Math.round(ms)).join(', ')} ms`);
     const svc = await startTestService({ fixture: SCHEMA, database, env: { ...SERVICE_ENV, SVC_DB_POOL_SIZE: '10' } });
     try {
       await rollupsCaughtUp(label, database.url);
-      return [[`start-up to /ready (${STARTS} starts)`, percentiles(starts)], ...(await measureRequests(svc))];
+      const rows: Row[] = [[`start-up to /ready (${STARTS} starts)`, percentiles(starts)], ...(await measureRequests(svc))];
+      await explainCounts(label, database.url);
+      return rows;
     } finally {
       await svc.close();
     }
