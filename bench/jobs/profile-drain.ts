@@ -21,6 +21,10 @@ import pg from 'pg';
 import { graphileJobs, svcJobs, consumerArgs, type JobSystem } from './systems.ts';
 import { startInstalled, type InstalledService } from '../performance/installed.ts';
 import { ADMIN_URL } from '../../test/helpers/db.ts';
+import { createEventStore } from '../../runtime/events/index.ts';
+import { newId } from '../../runtime/ids.ts';
+import { workerStatementTexts } from '../../runtime/jobs/plane.ts';
+import { hashToken } from '../../runtime/jobs/workers.ts';
 import { BENCH_APPLICATION, spawnChild } from '../performance/processes.ts';
 
 const which = process.argv[2] ?? 'sdk';
@@ -43,6 +47,7 @@ async function drain(system: JobSystem, jobs: number, during?: () => void): Prom
 
 let service: InstalledService | undefined;
 let system: JobSystem;
+let workerTokenHash: string | null = null;
 if (which === 'graphile') {
   system = await graphileJobs('graphile-worker', { SYSTEM: 'graphile', CONCURRENCY: '24', LOCAL_QUEUE: '500' });
 } else {
@@ -51,6 +56,7 @@ if (which === 'graphile') {
     SVC_DB_POOL_SIZE: '20', NODE_OPTIONS: '--perf-basic-prof', ...(process.env.PROFILE_PGOPTIONS ? { PGOPTIONS: process.env.PROFILE_PGOPTIONS } : {}),
   });
   const token = await service.workerToken(['bench']);
+  workerTokenHash = hashToken(token);
   system = svcJobs(service, which, which === 'per-job'
     ? { SYSTEM: 'per-job', WORKER_TOKEN: token, IN_FLIGHT: '16', LEASE: '100' }
     : { SYSTEM: 'sdk', WORKER_TOKEN: token, WORKERS: '4', CAPACITY: '400' });
@@ -68,10 +74,27 @@ try {
   // Each poll also samples what the active backends run: a statement profile by wall time (pg_stat_statements needs a restart).
   const active = new Map<string, number>();
   const longest = new Map<string, number>();
+  // PROFILE_EXPLAIN=1: once a lease statement has run over a second, EXPLAIN ANALYZE the same lease (rolled back) beside it.
+  let explained: Promise<string> | null = null;
+  const explainLease = async (): Promise<string> => {
+    const texts = workerStatementTexts(createEventStore(null as never));
+    const client = new pg.Client({ connectionString: (service as InstalledService).database.url, application_name: BENCH_APPLICATION });
+    await client.connect();
+    try {
+      await client.query('begin');
+      const { rows } = await client.query({ text: `explain (analyze, buffers) ${texts.lease.text}`, values: texts.lease.values({
+        who: workerTokenHash!, queues: ['bench'], capacity: 100, visibilitySecs: 60, eventIds: Array.from({ length: 100 }, () => newId()) }) });
+      await client.query('rollback');
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await client.end();
+    }
+  };
   let polls = 0;
   const poll = () => {
     polling ??= admin.query<{ pid: number; state: string | null; query: string; xact_secs: number | null; application_name: string }>(
-      `select pid, state, query, application_name, extract(epoch from now() - xact_start)::float8 as xact_secs
+      `select pid, state, query, application_name, extract(epoch from now() - xact_start)::float8 as xact_secs,
+              extract(epoch from now() - query_start)::float8 as query_secs
          from pg_stat_activity where datname = $1 and application_name <> $2`,
       [system.backends.database, BENCH_APPLICATION]).then(({ rows }) => {
       polls++;
@@ -84,6 +107,8 @@ try {
           if (row.xact_secs > seen) longest.set(key, row.xact_secs);
         }
         if (row.state !== 'active') continue;
+        if (process.env.PROFILE_EXPLAIN && !explained && workerTokenHash && (row as unknown as { query_secs: number }).query_secs > 1
+          && row.query.includes('svc_worker_tokens')) explained = explainLease().catch((error) => `explain failed: ${String(error)}`);
         const text = row.query.replace(/\s+/g, ' ');
         const key = text.includes('leased as (') ? '(the plane\'s lease)' : text.includes('done as (') ? '(the plane\'s complete)' : text.slice(0, 140);
         active.set(key, (active.get(key) ?? 0) + 1);
@@ -105,6 +130,7 @@ try {
   report(data, kinds);
   console.log(`\nstatements running, backends per poll (${polls} polls of pg_stat_activity during the drain):`);
   for (const [text, n] of [...active].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`${(n / polls).toFixed(2).padStart(6)}  ${text}`);
+  if (explained) console.log(`\nEXPLAIN ANALYZE of a lease beside a lease running over 1 s:\n${await explained}`);
   console.log('\ntransactions open over 0.5 s in the database during the drain (longest seen, s):');
   for (const [text, secs] of [...longest].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`${secs.toFixed(1).padStart(6)}  ${text}`);
 } finally {

@@ -153,6 +153,13 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
   // a tenant-bound one take separate branches (only one runs): written as one
   // `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
   // where the whole queue may match, and scans and sorts the table instead of the index.
+  // The update finds the picked rows by their ctid alone (a TID scan, the rows locked by
+  // the pick; a `status = 'queued'` beside it lets a partial index on queued rows be
+  // walked instead, with the ctids as a filter): by `id = any(...)`, statistics that call the table empty (a queue drained,
+  // vacuumed, then filled in one burst) made the planner walk the whole
+  // svc_jobs_tenant_status index for the ids, ~4 ms a job (docs/performance.md).
+  // A picked row whose newest version the statement's snapshot cannot see (updated
+  // meanwhile, still queued) is then not leased by this call: it stays queued.
   const lease = prepare<LeaseArgs>((arg) => {
     const leasedEvents = appended(events.appendFrom('Job', sql`numbered r`, {
       id: sql`(${arg('eventIds', 'text[]')})[r.n]`, streamType: JOB, streamId: sql`r.id`, eventType: sql`'JobLeased'`,
@@ -164,17 +171,17 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
       with w as (${w(arg)}),
       allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> ${arg('queues', 'text[]')}),
       picked as (
-        select c.id from allowed a cross join unnest(${arg('queues', 'text[]')}) as q(name)
+        select c.id, c.ctid from allowed a cross join unnest(${arg('queues', 'text[]')}) as q(name)
         cross join lateral (
           select * from (
-            select id, priority from svc_jobs
+            select id, priority, ctid from svc_jobs
              where a.tenant_id is null and status = 'queued' and queue = q.name and visible_at <= now()
              order by priority desc, id
              limit ${capacity()}
              for update skip locked) any_tenant
           union all
           select * from (
-            select id, priority from svc_jobs
+            select id, priority, ctid from svc_jobs
              where a.tenant_id is not null and status = 'queued' and queue = q.name and visible_at <= now()
                and tenant_id = a.tenant_id
              order by priority desc, id
@@ -189,7 +196,7 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
            set status = 'leased', attempts = j.attempts + 1, lease_id = ${sql.raw(LEASE_ID)},
                lease_secs = ${visibility()}, visible_at = now() + make_interval(secs => ${visibility()}),
                worker_id = (select id from allowed), updated_at = now()
-         where j.id = any(array(select id from picked))
+         where j.ctid = any(array(select ctid from picked))
         returning j.id, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.lease_id, j.priority, j.tenant_id, j.worker_id
       ),
       numbered as (select l.*, row_number() over () as n from leased l)${leasedEvents}
