@@ -153,6 +153,13 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
   // a tenant-bound one take separate branches (only one runs): written as one
   // `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
   // where the whole queue may match, and scans and sorts the table instead of the index.
+  // The update finds the picked rows by their ctid alone (a TID scan, the rows locked by
+  // the pick; a `status = 'queued'` beside it lets a partial index on queued rows be
+  // walked instead, with the ctids as a filter): by `id = any(...)`, statistics that call the table empty (a queue drained,
+  // vacuumed, then filled in one burst) made the planner walk the whole
+  // svc_jobs_tenant_status index for the ids, ~4 ms a job (docs/performance.md).
+  // A picked row whose newest version the statement's snapshot cannot see (updated
+  // meanwhile, still queued) is then not leased by this call: it stays queued.
   const lease = prepare<LeaseArgs>((arg) => {
     const leasedEvents = appended(events.appendFrom('Job', sql`numbered r`, {
       id: sql`(${arg('eventIds', 'text[]')})[r.n]`, streamType: JOB, streamId: sql`r.id`, eventType: sql`'JobLeased'`,
@@ -164,17 +171,17 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
       with w as (${w(arg)}),
       allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> ${arg('queues', 'text[]')}),
       picked as (
-        select c.id from allowed a cross join unnest(${arg('queues', 'text[]')}) as q(name)
+        select c.id, c.ctid from allowed a cross join unnest(${arg('queues', 'text[]')}) as q(name)
         cross join lateral (
           select * from (
-            select id, priority from svc_jobs
+            select id, priority, ctid from svc_jobs
              where a.tenant_id is null and status = 'queued' and queue = q.name and visible_at <= now()
              order by priority desc, id
              limit ${capacity()}
              for update skip locked) any_tenant
           union all
           select * from (
-            select id, priority from svc_jobs
+            select id, priority, ctid from svc_jobs
              where a.tenant_id is not null and status = 'queued' and queue = q.name and visible_at <= now()
                and tenant_id = a.tenant_id
              order by priority desc, id
@@ -189,7 +196,7 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
            set status = 'leased', attempts = j.attempts + 1, lease_id = ${sql.raw(LEASE_ID)},
                lease_secs = ${visibility()}, visible_at = now() + make_interval(secs => ${visibility()}),
                worker_id = (select id from allowed), updated_at = now()
-         where j.id = any(array(select id from picked))
+         where j.ctid = any(array(select ctid from picked))
         returning j.id, j.queue, j.kind, j.payload, j.attempts, j.max_attempts, j.lease_id, j.priority, j.tenant_id, j.worker_id
       ),
       numbered as (select l.*, row_number() over () as n from leased l)${leasedEvents}
@@ -486,6 +493,104 @@ export class CompleteCombiner {
     }
   }
 }
+
+/**
+ * Concurrent leases, combined: lease calls of one token for the same queues
+ * and lease length that arrive while that key's statements run are sent
+ * together as ONE lease statement for their summed capacity (at most
+ * MAX_COMBINED_LEASE jobs), and its jobs are handed out in lease order, each
+ * caller getting at most its own capacity (the specification's 1..100 per
+ * request is unchanged). At most `maxInFlight` (default one) lease statements
+ * run at once per key: a second one would walk past the rows the first has
+ * locked. Measured on the SDK drain (docs/performance.md): sixteen
+ * concurrent leases of one queue spent most of Postgres' CPU walking the
+ * ready index past rows the others had locked or just leased; combined, a
+ * worker's four leases are one statement, and one index walk serves them.
+ */
+export class LeaseCombiner {
+  private readonly groups = new Map<string, LeaseGroup>();
+
+  constructor(private readonly statements: WorkerStatements, private readonly maxInFlight = 1) {}
+
+  lease(tokenHash: string, call: LeaseCall): Promise<LeaseOutcome> {
+    const key = `${tokenHash}\u0000${call.visibilitySecs}\u0000${call.queues.join('\u0000')}`;
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { key, tokenHash, queues: call.queues, visibilitySecs: call.visibilitySecs, waiting: [], inFlight: 0, scheduled: false };
+      this.groups.set(key, group);
+    }
+    const joined = group;
+    return new Promise((resolve, reject) => {
+      joined.waiting.push({ capacity: call.capacity, resolve, reject });
+      this.schedule(joined);
+    });
+  }
+
+  /** Flushes after the current I/O phase, so that calls parsed together go together. */
+  private schedule(group: LeaseGroup): void {
+    if (group.scheduled || group.inFlight >= this.maxInFlight) return;
+    if (group.waiting.length === 0) {
+      if (group.inFlight === 0 && this.groups.get(group.key) === group) this.groups.delete(group.key);
+      return;
+    }
+    group.scheduled = true;
+    setImmediate(() => {
+      group.scheduled = false;
+      this.flush(group);
+    });
+  }
+
+  private flush(group: LeaseGroup): void {
+    while (group.inFlight < this.maxInFlight && group.waiting.length > 0) {
+      let total = 0;
+      let n = 0;
+      // The first call always goes; the next ones while their sum fits.
+      while (n < group.waiting.length && (n === 0 || total + group.waiting[n].capacity <= MAX_COMBINED_LEASE)) total += group.waiting[n++].capacity;
+      const batch = group.waiting.splice(0, n);
+      group.inFlight++;
+      void this.send(group, batch, total).finally(() => {
+        group.inFlight--;
+        this.schedule(group);
+      });
+    }
+  }
+
+  private async send(group: LeaseGroup, batch: readonly WaitingLease[], capacity: number): Promise<void> {
+    try {
+      const outcome = await this.statements.lease(group.tokenHash, { queues: group.queues, capacity, visibilitySecs: group.visibilitySecs });
+      if (!outcome.worker) {
+        for (const call of batch) call.resolve(outcome);
+        return;
+      }
+      let at = 0;
+      for (const call of batch) {
+        call.resolve({ worker: outcome.worker, jobs: outcome.jobs.slice(at, at + call.capacity) });
+        at += call.capacity;
+      }
+    } catch (error) {
+      for (const call of batch) call.reject(error);
+    }
+  }
+}
+
+interface WaitingLease {
+  readonly capacity: number;
+  resolve(outcome: LeaseOutcome): void;
+  reject(error: unknown): void;
+}
+
+interface LeaseGroup {
+  readonly key: string;
+  readonly tokenHash: string;
+  readonly queues: readonly string[];
+  readonly visibilitySecs: number;
+  waiting: WaitingLease[];
+  inFlight: number;
+  scheduled: boolean;
+}
+
+/** Jobs one combined lease statement takes at most (the calls' capacities summed). */
+const MAX_COMBINED_LEASE = 500;
 
 /** Calls combined into one statement at most (the batch route's own limit is 1,000). */
 const MAX_COMBINED = 100;

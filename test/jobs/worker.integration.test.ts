@@ -54,6 +54,30 @@ describe('POST /jobs/lease', () => {
     expect(await jobEvents(service, ids[0])).toEqual(['JobEnqueued', 'JobLeased']);
   });
 
+  it('answers concurrent leases of one token each with its own jobs, at most its capacity (combined into shared statements)', async () => {
+    const queue = freshQueue();
+    const other = freshQueue();
+    for (let i = 0; i < 25; i++) await enqueue(queue);
+    const elsewhere = await enqueue(other);
+    const replies = await Promise.all([
+      ...[10, 10, 3, 10].map((capacity) => worker('/jobs/lease', { queues: [queue], capacity, visibilitySecs: 30 })),
+      worker('/jobs/lease', { queues: [other], capacity: 5, visibilitySecs: 30 }),
+    ]);
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200, 200]);
+    const lists = replies.slice(0, 4).map((reply) => reply.body.jobs as Array<{ id: string; leaseId: string; queue: string }>);
+    lists.forEach((jobs, i) => expect(jobs.length).toBeLessThanOrEqual([10, 10, 3, 10][i]));
+    const all = lists.flat();
+    expect(all).toHaveLength(25);
+    expect(new Set(all.map((job) => job.id)).size).toBe(25);
+    expect(new Set(all.map((job) => job.leaseId)).size).toBe(25);
+    expect(all.every((job) => job.queue === queue)).toBe(true);
+    expect(replies[4].body.jobs.map((job: { id: string }) => job.id)).toEqual([elsewhere]);
+    for (const job of all.slice(0, 3)) {
+      expect((await row(job.id)).lease_id).toBe(job.leaseId);
+      expect(await jobEvents(service, job.id)).toEqual(['JobEnqueued', 'JobLeased']);
+    }
+  });
+
   it('orders eligible jobs by priority (higher first), then age, and skips jobs not yet visible', async () => {
     const queue = freshQueue();
     const low = await enqueue(queue, { priority: 0 });

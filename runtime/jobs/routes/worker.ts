@@ -18,7 +18,7 @@ import type { Logger } from '../../log/index.ts';
 import type { RealtimeBus } from '../../realtime/types.ts';
 import type { Metrics } from '../../metrics/index.ts';
 import { clampInt, requireLeaseId, requireObject } from '../input.ts';
-import { CompleteCombiner, workerStatements, type CompleteItem, type LeaseLatency } from '../plane.ts';
+import { CompleteCombiner, LeaseCombiner, workerStatements, type CompleteItem, type LeaseLatency } from '../plane.ts';
 import { hashToken, mayLease, requireQueues, TOKEN_PREFIX, type WorkerIdentity } from '../workers.ts';
 
 const MAX_BATCH = 1000;
@@ -51,6 +51,8 @@ export function mountWorkerRoutes(router: Router, plane: WorkerPlane): void {
   const statements = workerStatements(plane.db, plane.events, plane.prepared ?? false);
   // Per-job completes arriving together share a statement (plane.ts).
   const combiner = new CompleteCombiner(statements);
+  // Concurrent leases of one token for the same queues share a statement (plane.ts).
+  const leases = new LeaseCombiner(statements);
   const observe = (latencies: readonly LeaseLatency[]) => {
     for (const { queue, seconds } of latencies) plane.metrics?.observeLeaseToComplete(queue, seconds);
   };
@@ -109,7 +111,7 @@ export function mountWorkerRoutes(router: Router, plane: WorkerPlane): void {
       }
       throw error;
     }
-    const outcome = await statements.lease(tokenHash, input);
+    const outcome = await leases.lease(tokenHash, input);
     if (!outcome.worker) throw invalidWorker();
     refuseDenied(outcome.worker, input.queues);
     koa.body = { jobs: outcome.jobs };
