@@ -22,7 +22,8 @@
  *
  * BENCH_BEFORE=DIR (another checkout, built: `npm ci && npm run build` there) adds, to the create
  * rows, that checkout's svc-gen (its generator's build of the same schema, its runtime from its
- * dist/, a database of its own) alternated with this one: a before/after of one run.
+ * dist/, a database of its own) alternated with this checkout's on a database of its own: a
+ * before/after of one run (BENCH_BEFORE_ONLY=1: only that pair).
  *
  * BENCH_ROWS=read,create,enqueue,jobs,start picks rows (default: all); BENCH_SECONDS
  * (default 6) per system and HTTP row, after a warm-up of BENCH_WARM_SECONDS (default 2);
@@ -137,13 +138,17 @@ async function records(meter: CpuMeter): Promise<void> {
     if (ROWS.has('read') || ROWS.has('create')) {
       const pgl = await baseline(service, 'postgraphile');
       const stack = await baseline(service, 'stack');
+      // Before and after each on a database of its own, alone with its own writes (the shared
+      // database also takes the floors' and PostGraphile's rows, whose events this service's consumers read).
+      const schema = resolve(import.meta.dirname, '..', 'records', 'schema.ts');
       const before = BEFORE !== undefined && ROWS.has('create')
-        ? await startInstalled(resolve(import.meta.dirname, '..', 'records', 'schema.ts'), { SVC_DB_POOL_SIZE: String(POOL_SIZE) }, BEFORE)
+        ? { then: await startInstalled(schema, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }, BEFORE), now: await startInstalled(schema, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }) }
         : undefined;
       try {
         await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack, before);
       } finally {
-        await before?.stop();
+        await before?.then.stop();
+        await before?.now.stop();
         await stack.stop();
         await pgl.stop();
       }
@@ -160,7 +165,7 @@ async function records(meter: CpuMeter): Promise<void> {
 async function readAndCreate(
   meter: CpuMeter, service: InstalledService, svcCpu: Pick<HttpTarget, 'pids' | 'backends'>,
   floorTarget: (path: string, body: string) => HttpTarget, floorCreate: HttpTarget,
-  pgl: Child & { backends: Backends }, stack: Child & { backends: Backends }, before?: InstalledService,
+  pgl: Child & { backends: Backends }, stack: Child & { backends: Backends }, before?: { then: InstalledService; now: InstalledService },
 ): Promise<void> {
   const auth = { authorization: `Bearer ${await service.token('Sales', 'bench')}` };
   const pglFields = 'rowId tenantId createdAt updatedAt deletedAt name price note';
@@ -190,27 +195,29 @@ async function readAndCreate(
       stackTarget('Koa + graphql-js + floor SQL', '/graphql', createQuery),
     ],
   };
-  const beforeTarget: HttpTarget | undefined = before && {
-    name: 'svc-gen before', url: `${before.url}/graphql`, headers: { authorization: `Bearer ${await before.token('Sales', 'bench')}` }, body: createQuery,
-    pids: [before.pid], backends: { database: before.database.name, application: 'svc-gen%' },
-  };
+  const own = async (name: string, service: InstalledService): Promise<HttpTarget> => ({
+    name, url: `${service.url}/graphql`, headers: { authorization: `Bearer ${await service.token('Sales', 'bench')}` }, body: createQuery,
+    pids: [service.pid], backends: { database: service.database.name, application: 'svc-gen%' },
+  });
+  const beforeTargets = before && [await own('svc-gen, own database', before.now), await own('svc-gen before, own database', before.then)];
   const runs: Array<{ workload: 'read' | 'create'; connections: number; target: number }> = [];
   if (ROWS.has('read')) runs.push({ workload: 'read', connections: 64, target: 0.8 });
   if (ROWS.has('create')) runs.push({ workload: 'create', connections: 16, target: 0.85 }, { workload: 'create', connections: 64, target: 0.85 });
   for (const run of runs) {
     log(`${run.workload} c=${run.connections}`);
-    const withBefore = run.workload === 'create' && beforeTarget !== undefined;
-    const [svcResult, floorResult, pglResult, koaResult, stackResult, beforeResult] =
-      await alternate(meter, withBefore ? [...targets.create, beforeTarget] : targets[run.workload], run.connections);
     const row = `${run.workload} c=${run.connections}`;
-    if (beforeResult !== undefined) {
+    if (run.workload === 'create' && beforeTargets !== undefined) {
+      log(`create c=${run.connections}: before and after, each on its own database`);
+      const [nowResult, thenResult] = await alternate(meter, beforeTargets, run.connections);
       lines.push(
-        { row, system: `svc-gen before (${commitOf(BEFORE!)}, installed)`, value: beforeResult.rps, unit: 'req/s', detail: detail(beforeResult),
-          ratio: { value: beforeResult.rps / floorResult.rps, of: 'floor' } },
-        { row, system: 'svc-gen / svc-gen before', value: svcResult.rps / beforeResult.rps, unit: 'x',
-          ratio: { value: svcResult.rps / beforeResult.rps, of: 'before', target: 0.95 } },
+        { row, system: 'svc-gen (installed, own database)', value: nowResult.rps, unit: 'req/s', detail: detail(nowResult) },
+        { row, system: `svc-gen before (${commitOf(BEFORE!)}, installed, own database)`, value: thenResult.rps, unit: 'req/s', detail: detail(thenResult) },
+        { row, system: 'svc-gen / svc-gen before', value: nowResult.rps / thenResult.rps, unit: 'x',
+          ratio: { value: nowResult.rps / thenResult.rps, of: 'before', target: 0.95 } },
       );
+      if (process.env.BENCH_BEFORE_ONLY === '1') continue;
     }
+    const [svcResult, floorResult, pglResult, koaResult, stackResult] = await alternate(meter, targets[run.workload], run.connections);
     lines.push(
       { row, system: 'svc-gen (GraphQL, installed)', value: svcResult.rps, unit: 'req/s', detail: detail(svcResult),
         ratio: { value: svcResult.rps / floorResult.rps, of: 'floor', target: run.target } },
