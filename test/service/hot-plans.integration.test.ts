@@ -127,8 +127,9 @@ beforeAll(async () => {
     select 'r' || lpad(i::text, 7, '0'), 'w' || i % 2, '{}', case when (i / 200) % 20 = 5 then 'failed' else 'succeeded' end,
            't' || i % 200, '{"kind": "manual"}' from generate_series(1, 20000) i`);
   await foldCounts(db);
-  // The audit rollups hold every entry (a statistics read still plans its part after the watermark).
-  await foldAuditRollups(db, { batch: 5_000 });
+  // The audit rollups hold every entry (a statistics read still plans its part after the watermark);
+  // settleMs 0: the entries were made a moment ago, and nothing else writes here yet.
+  await foldAuditRollups(db, { batch: 5_000, settleMs: 0 });
   await db.none('analyze svc_audit_daily; analyze svc_audit_daily_actors; analyze company; analyze svc_audit; analyze svc_jobs; analyze svc_job_counts; analyze svc_job_count_deltas; analyze svc_media; analyze svc_media_blobs; analyze svc_workflow_runs');
 }, 120_000);
 afterAll(() => service?.close());
@@ -183,7 +184,7 @@ describe('hot statements reach their rows through an index', { timeout: 60_000 }
     for (let attempt = 0; attempt < 20 && !fold; attempt++) {
       [fold] = await capture(/insert into svc_audit_daily as r/, async () => {
         await db.none(`insert into svc_audit (id, tenant_id, actor_kind, action, outcome) values (svc_audit_next_id(), $1, 'system', 'record.create', 'success')`, [TENANT]);
-        await foldAuditRollups(db);
+        await foldAuditRollups(db, { settleMs: 0 }); // the entry is a moment old: no settling wait
       });
     }
     expect(fold).toBeDefined();
