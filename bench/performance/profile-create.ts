@@ -1,0 +1,72 @@
+/**
+ * `npx tsx bench/performance/profile-create.ts`: where a GraphQL create's
+ * CPU goes in the service's process, this checkout beside BENCH_BEFORE
+ * (another built checkout): each installed on a database of its own with
+ * --perf-basic-prof, PROFILE_SECONDS (default 10) of creates at c=16 under
+ * `perf record -g -p <pid>`, then the top functions by self time, in µs per
+ * request, side by side. Needs `perf` (linux-perf) and root.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startInstalled } from './installed.ts';
+import { runLoad } from '../records/load.ts';
+
+const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
+const TOP = Number(process.env.PROFILE_TOP ?? 30);
+const SCHEMA = resolve(import.meta.dirname, '..', 'records', 'schema.ts');
+const body = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
+
+async function profile(label: string, checkout: string | undefined): Promise<Map<string, number>> {
+  const svc = await startInstalled(SCHEMA, { SVC_DB_POOL_SIZE: '20', NODE_OPTIONS: '--perf-basic-prof' }, checkout);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-perf-'));
+  try {
+    const headers = { authorization: `Bearer ${await svc.token('Sales', 'bench')}` };
+    await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body, seconds: 3 });
+    const file = join(dir, 'perf.data');
+    const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(svc.pid), '-o', file], { stdio: 'ignore' });
+    const result = await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body, seconds: SECONDS });
+    perf.kill('SIGINT');
+    await new Promise((done) => perf.once('exit', done));
+    const requests = result.rps * SECONDS;
+    const script = execFileSync('perf', ['script', '-i', file, '-F', 'ip,sym', '--no-inline'], { maxBuffer: 2 ** 31, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    // The first frame of each sample is its self function.
+    const self = new Map<string, number>();
+    let first = true;
+    let samples = 0;
+    for (const line of script.split('\n')) {
+      const frame = line.trim();
+      if (frame === '') { first = true; continue; }
+      const sym = frame.split(/\s+/).slice(1).join(' ') || '[unknown]'; // the address first, then the symbol
+      if (!first) continue;
+      first = false;
+      samples++;
+      self.set(sym, (self.get(sym) ?? 0) + 1);
+    }
+    const usPerSample = 1e6 / 999;
+    console.log(`${label}: ${Math.round(result.rps)} req/s, ${(samples * usPerSample / requests).toFixed(0)} µs of the process's CPU per request`);
+    // One name per function in both checkouts: the checkout's path left out.
+    const root = checkout ?? resolve(import.meta.dirname, '..', '..');
+    const merged = new Map<string, number>();
+    for (const [k, v] of self) {
+      const name = k.split(`file://${root}/`).join('').split(`${root}/`).join('');
+      merged.set(name, (merged.get(name) ?? 0) + (v * usPerSample) / requests);
+    }
+    return merged;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await svc.stop();
+  }
+}
+
+const now = await profile('this checkout', undefined);
+const before = process.env.BENCH_BEFORE ? await profile(`before (${process.env.BENCH_BEFORE})`, resolve(process.env.BENCH_BEFORE)) : new Map<string, number>();
+const names = [...new Set([...now.keys(), ...before.keys()])]
+  .sort((a, b) => Math.abs((now.get(b) ?? 0) - (before.get(b) ?? 0)) - Math.abs((now.get(a) ?? 0) - (before.get(a) ?? 0)));
+console.log(`\n${'µs/request now'.padStart(15)}${'before'.padStart(9)}${'diff'.padStart(8)}  function (self), by the largest difference`);
+for (const name of names.slice(0, TOP)) {
+  const a = now.get(name) ?? 0;
+  const b = before.get(name) ?? 0;
+  console.log(`${a.toFixed(1).padStart(15)}${b.toFixed(1).padStart(9)}${(a - b).toFixed(1).padStart(8)}  ${name.slice(0, 110)}`);
+}
