@@ -3,8 +3,9 @@
  * CPU goes in the service's process, this checkout beside BENCH_BEFORE
  * (another built checkout): each installed on a database of its own with
  * --perf-basic-prof, PROFILE_SECONDS (default 10) of creates at c=16 under
- * `perf record -g -p <pid>`, then the top functions by self time, in µs per
- * request, side by side. Needs `perf` (linux-perf) and root.
+ * `perf record -a -g`, then the top functions by self time of the service's
+ * process ("node:") and of its Postgres backends ("pg:"), in µs per request,
+ * side by side. Needs `perf` (linux-perf) and root.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,27 +26,40 @@ async function profile(label: string, checkout: string | undefined): Promise<Map
     const headers = { authorization: `Bearer ${await svc.token('Sales', 'bench')}` };
     await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body, seconds: 3 });
     const file = join(dir, 'perf.data');
-    const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(svc.pid), '-o', file], { stdio: 'ignore' });
+    const { rows } = await svc.pool.query<{ pid: number }>(
+      `select pid from pg_stat_activity where datname = current_database() and application_name like 'svc-gen%'`);
+    const backends = new Set(rows.map((r) => r.pid));
+    const perf = spawn('perf', ['record', '-F', '999', '-g', '-a', '-o', file], { stdio: 'ignore' });
     const result = await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body, seconds: SECONDS });
     perf.kill('SIGINT');
     await new Promise((done) => perf.once('exit', done));
     const requests = result.rps * SECONDS;
-    const script = execFileSync('perf', ['script', '-i', file, '-F', 'ip,sym', '--no-inline'], { maxBuffer: 2 ** 31, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const script = execFileSync('perf', ['script', '-i', file, '-F', 'pid,ip,sym', '--no-inline'], { maxBuffer: 2 ** 31, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     // The first frame of each sample is its self function.
+    // A sample: a header line with its pid, then its frames, the first one its self function.
+    // The service's process is "node:", its Postgres backends "pg:"; other processes are left out.
     const self = new Map<string, number>();
-    let first = true;
-    let samples = 0;
+    const per = { node: 0, pg: 0 };
+    let kind: 'node' | 'pg' | null = null;
+    let first = false;
     for (const line of script.split('\n')) {
-      const frame = line.trim();
-      if (frame === '') { first = true; continue; }
-      const sym = frame.split(/\s+/).slice(1).join(' ') || '[unknown]'; // the address first, then the symbol
-      if (!first) continue;
+      if (line.trim() === '') { kind = null; continue; }
+      const header = line.startsWith('\t') ? null : /^\s*(\d+)/.exec(line);
+      if (header) {
+        const pid = Number(header[1]);
+        kind = pid === svc.pid ? 'node' : backends.has(pid) ? 'pg' : null;
+        first = true;
+        if (kind) per[kind]++;
+        continue;
+      }
+      if (!kind || !first) continue;
       first = false;
-      samples++;
-      self.set(sym, (self.get(sym) ?? 0) + 1);
+      const sym = line.trim().split(/\s+/).slice(1).join(' ') || '[unknown]'; // the address first, then the symbol
+      self.set(`${kind}: ${sym}`, (self.get(`${kind}: ${sym}`) ?? 0) + 1);
     }
     const usPerSample = 1e6 / 999;
-    console.log(`${label}: ${Math.round(result.rps)} req/s, ${(samples * usPerSample / requests).toFixed(0)} µs of the process's CPU per request`);
+    console.log(`${label}: ${Math.round(result.rps)} req/s; CPU per request: the service's process ${(per.node * usPerSample / requests).toFixed(0)} µs, `
+      + `its ${backends.size} Postgres backends ${(per.pg * usPerSample / requests).toFixed(0)} µs`);
     // One name per function in both checkouts: the checkout's path left out.
     const root = checkout ?? resolve(import.meta.dirname, '..', '..');
     const merged = new Map<string, number>();
