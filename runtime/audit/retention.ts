@@ -28,7 +28,7 @@ export async function pruneAudit(db: Db, retainDays: number, batch = RETENTION_B
         select pg_try_advisory_xact_lock(${sql.value(AUDIT_RETENTION_LOCK_KEY, 'bigint')}) as locked`));
       if (!locked) return -1;
       const horizon = RETAIN_BEFORE(retainDays);
-      await t.none(horizon.text, horizon.values);
+      await t.none(horizon);
       const row = await t.one<{ n: number }>(compile(sql`
         with doomed as (
            select tenant_id, id from svc_audit where occurred_at < now() - make_interval(days => ${sql.value(retainDays, 'int')})
@@ -55,7 +55,7 @@ async function pruneRollups(db: Db, batch: number): Promise<void> {
       const { day } = await t.one<{ day: string | null }>(LOCK_STATE.text, LOCK_STATE.values);
       if (day === null) return 0;
       const prune = PRUNE_ROLLUPS(day, batch);
-      return (await t.one<{ n: number }>(prune.text, prune.values)).n;
+      return (await t.one<{ n: number }>(prune)).n;
     });
     if (n < batch) return;
   }

@@ -136,21 +136,21 @@ export interface FoldOptions {
  */
 export async function foldAuditRollups(db: Db, options: FoldOptions = {}): Promise<FoldResult> {
   const batch = options.batch ?? FOLD_BATCH;
-  const { at } = await db.one<{ at: string }>(CLOCK.text, CLOCK.values);
+  const { at } = await db.one<{ at: string }>(CLOCK);
   const horizon = HORIZON(at);
-  const { horizon_ms } = await db.one<{ horizon_ms: string }>(horizon.text, horizon.values);
+  const { horizon_ms } = await db.one<{ horizon_ms: string }>(horizon);
   const target = (firstIdAt(Number(horizon_ms) - (options.settleMs ?? SETTLE_MS)) - 1n).toString();
   let entries = 0;
   let foldedTo: string | null = null;
   for (let n = 0; n < (options.maxBatches ?? Infinity); n++) {
     if (options.stopping?.()) break;
     const step = await db.tx('svc-audit-rollup', async (t: Tx) => {
-      const { locked } = await t.one<{ locked: boolean }>(LOCK.text, LOCK.values);
+      const { locked } = await t.one<{ locked: boolean }>(LOCK);
       if (!locked) return null;
-      const state = await t.one<{ folded_to: string }>(STATE.text, STATE.values);
+      const state = await t.one<{ folded_to: string }>(STATE);
       if (BigInt(state.folded_to) >= BigInt(target)) return { folded: 0, to: state.folded_to, done: true };
       const fold = FOLD(state.folded_to, target, batch);
-      const row = await t.one<{ entries: number; folded_to: string }>(fold.text, fold.values);
+      const row = await t.one<{ entries: number; folded_to: string }>(fold);
       return { folded: row.entries, to: row.folded_to, done: row.folded_to === target };
     });
     if (step === null) return { entries, foldedTo: BigInt(foldedTo ?? '0'), ran: false };

