@@ -30,6 +30,10 @@ export interface InstalledService {
   stop(): Promise<void>;
 }
 
+/** The records bench's schema, and the GraphQL create every create row sends (a row of Item). */
+export const RECORDS_SCHEMA = join(REPO_ROOT, 'bench', 'records', 'schema.ts');
+export const CREATE_BODY = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
+
 /** The compiled worker SDK, as `import { createWorker } from 'svc-gen/worker'` loads it from an installed package. */
 export const INSTALLED_WORKER_MODULE = join(REPO_ROOT, 'dist', 'worker', 'index.js');
 

@@ -11,28 +11,26 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startInstalled } from './installed.ts';
+import { CREATE_BODY, RECORDS_SCHEMA, startInstalled } from './installed.ts';
 import { runLoad } from '../records/load.ts';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const TOP = Number(process.env.PROFILE_TOP ?? 30);
 /** PROFILE_PERF=0: the same runs without perf (throughput only), to see what perf's overhead hides. */
 const PERF = process.env.PROFILE_PERF !== '0';
-const SCHEMA = resolve(import.meta.dirname, '..', 'records', 'schema.ts');
-const body = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
 
 async function profile(label: string, checkout: string | undefined): Promise<Map<string, number>> {
-  const svc = await startInstalled(SCHEMA, { SVC_DB_POOL_SIZE: '20', ...(PERF ? { NODE_OPTIONS: '--perf-basic-prof' } : {}) }, checkout);
+  const svc = await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: '20', ...(PERF ? { NODE_OPTIONS: '--perf-basic-prof' } : {}) }, checkout);
   const dir = mkdtempSync(join(tmpdir(), 'svc-perf-'));
   try {
     const headers = { authorization: `Bearer ${await svc.token('Sales', 'bench')}` };
-    await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body, seconds: 3 });
+    await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body: CREATE_BODY, seconds: 3 });
     const file = join(dir, 'perf.data');
     const { rows } = await svc.pool.query<{ pid: number }>(
       `select pid from pg_stat_activity where datname = current_database() and application_name like 'svc-gen%'`);
     const backends = new Set(rows.map((r) => r.pid));
     const perf = PERF ? spawn('perf', ['record', '-F', '999', '-g', '-a', '-o', file], { stdio: 'ignore' }) : null;
-    const result = await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body, seconds: SECONDS });
+    const result = await runLoad({ url: `${svc.url}/graphql`, connections: 16, headers, body: CREATE_BODY, seconds: SECONDS });
     if (!perf) {
       console.log(`${label}: ${Math.round(result.rps)} req/s (no perf)`);
       return new Map();

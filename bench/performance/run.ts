@@ -37,7 +37,7 @@ import { runLoad, type LoadResult } from '../records/load.ts';
 import { benchDrains, DRAIN_SETTINGS } from '../jobs/run.ts';
 import type { DrainSummary } from '../jobs/drain.ts';
 import { measureStarts } from '../start/run.ts';
-import { startInstalled, type InstalledService } from './installed.ts';
+import { CREATE_BODY, RECORDS_SCHEMA, startInstalled, type InstalledService } from './installed.ts';
 import { cpuSpent, CpuMeter, spawnChild, type Backends, type Child } from './processes.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -125,7 +125,7 @@ const detail = (r: Measured) => `p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.cpuMs
 
 /** Records read and create, then the enqueue row: svc-gen, the floors and PostGraphile on one database. */
 async function records(meter: CpuMeter): Promise<void> {
-  const service = await startInstalled(resolve(import.meta.dirname, '..', 'records', 'schema.ts'), { SVC_DB_POOL_SIZE: String(POOL_SIZE) });
+  const service = await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE) });
   const children: Child[] = [];
   try {
     await prepareRecordsDatabase({ none: (text) => service.pool.query(text), multi: (text) => service.pool.query(text) }, SEED_ROWS);
@@ -140,9 +140,8 @@ async function records(meter: CpuMeter): Promise<void> {
       const stack = await baseline(service, 'stack');
       // Before and after each on a database of its own, alone with its own writes (the shared
       // database also takes the floors' and PostGraphile's rows, whose events this service's consumers read).
-      const schema = resolve(import.meta.dirname, '..', 'records', 'schema.ts');
       const before = BEFORE !== undefined && ROWS.has('create')
-        ? { then: await startInstalled(schema, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }, BEFORE), now: await startInstalled(schema, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }) }
+        ? { then: await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }, BEFORE), now: await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }) }
         : undefined;
       try {
         await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack, before);
@@ -175,7 +174,7 @@ async function readAndCreate(
   const stackTarget = (name: string, path: string, body: string): HttpTarget =>
     ({ name, url: `${stack.ready}${path}`, headers: {}, body, pids: [stack.pid], backends: stack.backends });
   const readQuery = JSON.stringify({ query: '{ records(model: "Item", limit: 20) }' });
-  const createQuery = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
+  const createQuery = CREATE_BODY;
   const targets = {
     read: [
       svc(readQuery),

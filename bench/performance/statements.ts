@@ -9,24 +9,22 @@
  */
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { startInstalled, type InstalledService } from './installed.ts';
+import { CREATE_BODY, RECORDS_SCHEMA, startInstalled, type InstalledService } from './installed.ts';
 
 const CREATES = Number(process.env.BENCH_CREATES ?? 2000);
 /** Clients sending creates at once (BENCH_CONCURRENCY, default 1: sequential). */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 1);
-const SCHEMA = resolve(import.meta.dirname, '..', 'records', 'schema.ts');
-const query = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
 
 async function measure(label: string, service: InstalledService): Promise<void> {
   await service.pool.query('create extension if not exists pg_stat_statements');
   const headers = { authorization: `Bearer ${await service.token('Sales', 'bench')}`, 'content-type': 'application/json' };
-  for (let i = 0; i < 200; i++) await fetch(`${service.url}/graphql`, { method: 'POST', headers, body: query }).then((r) => r.text());
+  for (let i = 0; i < 200; i++) await fetch(`${service.url}/graphql`, { method: 'POST', headers, body: CREATE_BODY }).then((r) => r.text());
   await service.pool.query('select pg_stat_statements_reset()');
   const started = performance.now();
   let sent = 0;
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (sent++ < CREATES) {
-      const r = await fetch(`${service.url}/graphql`, { method: 'POST', headers, body: query });
+      const r = await fetch(`${service.url}/graphql`, { method: 'POST', headers, body: CREATE_BODY });
       if (r.status !== 200) throw new Error(`${label}: ${r.status}`);
       await r.text();
     }
@@ -47,8 +45,8 @@ async function measure(label: string, service: InstalledService): Promise<void> 
 }
 
 const before = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : undefined;
-const now = await startInstalled(SCHEMA, { SVC_DB_POOL_SIZE: '8' });
-const then = before ? await startInstalled(SCHEMA, { SVC_DB_POOL_SIZE: '8' }, before) : undefined;
+const now = await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: '8' });
+const then = before ? await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: '8' }, before) : undefined;
 try {
   await measure('this checkout', now);
   if (then) await measure(`before (${before})`, then);
