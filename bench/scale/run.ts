@@ -147,7 +147,7 @@ async function waitForQuiet(label: string): Promise<void> {
 async function explainCounts(label: string, url: string): Promise<void> {
   for (const tenant of [TENANT, BIG_TENANT]) {
     const plan = await queryOnce<{ 'QUERY PLAN': string }>(url, `explain (analyze, buffers, costs off, timing on)
-      select count(*)::int as n from (select 1 from deal t where t.tenant_id = $1 and t.deleted_at is null limit 10001) s`, [tenant]);
+      select count(*)::int as n from (select 1 from deal t where t.tenant_id = $1 and t.deleted_at is null order by t.tenant_id, t.id limit 10001) s`, [tenant]);
     say(`${label}: plan of the totalCount count, tenant ${tenant}:\n${plan.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
   }
 }

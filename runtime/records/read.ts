@@ -116,11 +116,22 @@ interface PlanRow {
  * through a `limit` so the count stops there whatever the table holds; above
  * it, the planner's estimate for the same filtered statement (the scope and
  * every condition of `where` weigh in), never below the bound it passed.
+ *
+ * The bounded read is ordered by the primary key `(tenant_id, id)`, which the
+ * count does not need: it keeps the planner off `Seq Scan ... Limit`, whose
+ * cost depends on where in the table the scan begins. For a tenant holding a
+ * large share of a big table that plan looks cheapest, but a sequential scan
+ * starts where the last one on the table stopped (`synchronize_seqscans`), so
+ * now and then it begins past the tenant's rows and reads the whole table
+ * (ADR 022, "The bounded count's order"). With the order, the choice is the
+ * key's range of the tenant or another index and a sort of what it matched:
+ * either costs what the tenant holds, never what the table holds.
  */
 async function countRows(deps: RecordsDeps, scope: TenantScope, info: ModelInfo, filter: Sql) {
   const bound = deps.limits.exactCount;
   const [{ n }] = await deps.rows<{ n: number }>(deps.readDb, scopedQuery(scope, sql`
-    select count(*)::int as n from (select 1 from ${info.table} t where ${filter} limit ${sql.value(bound + 1, 'int')}) s`));
+    select count(*)::int as n from (select 1 from ${info.table} t where ${filter}
+      order by t."tenant_id", t."id" limit ${sql.value(bound + 1, 'int')}) s`));
   if (n <= bound) return { count: n, estimate: false };
   const [plan] = await deps.rows<PlanRow>(deps.readDb, scopedQuery(scope, sql`
     explain (format json) select 1 from ${info.table} t where ${filter}`));

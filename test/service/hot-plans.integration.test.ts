@@ -20,6 +20,9 @@ import { startRecordsService } from '../records/helpers.ts';
 
 /** One of 200 tenants holding 0.5% of each table, as one of 1,000 does at scale within 5x. */
 const TENANT = 't7';
+/** A tenant holding a third of the records: a sequential scan looks cheap for it, and is not (ADR 022). */
+const BIG = 'big';
+const EXACT_COUNT = 1_000;
 
 interface Captured {
   readonly text: string;
@@ -64,7 +67,7 @@ async function capture(pattern: RegExp, run: () => Promise<unknown>): Promise<Ca
 }
 
 let service: TestService;
-let tokens: Record<'Manager' | 'Admin', string>;
+let tokens: Record<'Manager' | 'Admin' | 'BigManager', string>;
 
 async function planOf(statement: Captured): Promise<PlanNode> {
   const [row] = await service.ctx.db.any<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (format json) ${statement.text}`, statement.values);
@@ -93,15 +96,18 @@ function expectIndex(plan: PlanNode, relation: string, index: string | RegExp) {
 }
 
 beforeAll(async () => {
-  service = await startRecordsService();
+  // The exact-count bound below the big tenant's rows, as 10,000 is below a big tenant's at scale.
+  service = await startRecordsService({ env: { SVC_GRAPHQL_EXACT_COUNT_LIMIT: String(EXACT_COUNT) } });
   tokens = {
     Manager: await service.token({ role: 'Manager', tenantId: TENANT, userId: 'plan-manager' }),
     Admin: await service.token({ role: 'Admin', tenantId: TENANT, userId: 'plan-admin' }),
+    BigManager: await service.token({ role: 'Manager', tenantId: BIG, userId: 'plan-big' }),
   };
   const { db } = service.ctx;
-  // Records: 6,000 of 200 tenants.
+  // Records: 6,000 of 200 tenants, then 3,000 of one big tenant (a third of the table, its rows last).
   await db.none(`insert into company (id, tenant_id, name, employees)
-    select 'c' || lpad(i::text, 7, '0'), 't' || i % 200, 'Company ' || i, i % 10 from generate_series(1, 6000) i`);
+    select 'c' || lpad(i::text, 7, '0'), case when i > 6000 then '${BIG}' else 't' || i % 200 end, 'Company ' || i, i % 10
+      from generate_series(1, 9000) i`);
   // Audit: 20,000 entries of 200 tenants over 333 days: the tenant's 100 (k = i / 200 numbers them) one every 3.3 days.
   await db.none(`insert into svc_audit (id, occurred_at, tenant_id, actor_kind, actor_id, actor_role, action, entity_type, entity_id, outcome)
     select svc_audit_next_id(), now() - (20000 - i) * interval '24 minutes', 't' || i % 200, 'user', 'actor-' || k % 20, 'Manager',
@@ -143,6 +149,19 @@ describe('hot statements reach their rows through an index', { timeout: 60_000 }
         body: JSON.stringify({ query: '{ paginatedRecords(model: "Company") { totalCount totalCountIsEstimate } }' }),
       });
       expect(((await response.json()) as any).data.paginatedRecords).toEqual({ totalCount: 30, totalCountIsEstimate: false });
+    });
+    expect(captured).toHaveLength(1);
+    expectIndex(await planOf(captured[0]), 'company', /^company_/);
+  });
+
+  it('paginatedRecords { totalCount }: a tenant with a third of the table stops at the bound in the key order, not in a sequential scan', async () => {
+    const captured = await capture(/count\(\*\)::int as n from \(select 1 from/, async () => {
+      const response = await fetch(`${service.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.BigManager}` },
+        body: JSON.stringify({ query: '{ paginatedRecords(model: "Company") { totalCount totalCountIsEstimate } }' }),
+      });
+      expect(((await response.json()) as any).data.paginatedRecords).toMatchObject({ totalCountIsEstimate: true });
     });
     expect(captured).toHaveLength(1);
     expectIndex(await planOf(captured[0]), 'company', /^company_/);
