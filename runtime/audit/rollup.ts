@@ -11,7 +11,8 @@
  * rollups, no other" holds in every snapshot.
  *
  * Ids are time-ordered (audit migration 0005, `svc_audit_next_id()`): the
- * millisecond of the database's clock at the insert, above 22 low bits. An id
+ * millisecond of the database's clock at the insert, above 22 low bits (since
+ * 0007: the node's sequence range and 16 bits of the sequence). An id
  * is made inside its writing transaction, so before commit: an id below one
  * already visible may still be in flight. The fold only passes an id once no
  * open transaction can still commit an entry at or below it:
