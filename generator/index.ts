@@ -10,7 +10,7 @@ import { fromSnapshot } from '../runtime/ir/snapshot.ts';
 import type { SchemaIR } from '../runtime/ir/types.ts';
 import { diagnostic, formatDiagnostic, type Diagnostic, type SourceLocation } from './diagnostics.ts';
 import { emitProject } from './emit/index.ts';
-import type { Target } from './emit/citus.ts';
+import { placedRuntimeTables, type Target } from './emit/citus.ts';
 import { CURRENT_LAYOUT, LAYOUTS, type Layout } from './emit/migrate/index.ts';
 import { buildIR } from './ir/index.ts';
 import { packageSlug } from './ir/naming.ts';
@@ -102,7 +102,10 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     schemaSource: parsed.source,
     schemaFile: 'schema.ts',
     name: options.name ?? packageSlug(basename(dirname(resolve(options.schemaPath)))),
-    previous: { snapshot: previous.ir, layout: previous.layout, migrations: state.migrations, managed: state.managed, target: previous.target },
+    previous: {
+      snapshot: previous.ir, layout: previous.layout, migrations: state.migrations, managed: state.managed, target: previous.target,
+      citusPlaced: placedRuntimeTables(state.citusMigrations.values()),
+    },
     allowDestructive: options.allowDestructive ?? false,
     renames: parsed.renames,
     locate: parsed.locate,

@@ -1,7 +1,8 @@
 /**
  * The only code that touches the output folder: reads what a build needs to
  * know about DIR, compares, writes, removes. Old migrations are never read
- * for rewriting: only their names are listed.
+ * for rewriting: their names are listed, and the Citus distribution files
+ * (`*_for_citus.sql`) are read to learn which runtime tables they placed.
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -11,6 +12,8 @@ export interface DirState {
   readonly migrations: readonly string[];
   /** projections/* and resolvers/* contents by relative path. */
   readonly managed: ReadonlyMap<string, string>;
+  /** The texts of DIR/migrations/*_for_citus.sql (the distribution files of `--target citus`), by name. */
+  readonly citusMigrations: ReadonlyMap<string, string>;
 }
 
 export type FileStatus = 'add' | 'change' | 'remove';
@@ -32,7 +35,12 @@ export async function readDirState(outDir: string): Promise<DirState> {
       if (content !== null) managed.set(`${dir}/${name}`, content);
     }
   }
-  return { snapshotText, migrations, managed };
+  const citusMigrations = new Map<string, string>();
+  for (const name of migrations.filter((n) => n.endsWith('_for_citus.sql'))) {
+    const content = await readIfExists(join(outDir, 'migrations', name));
+    if (content !== null) citusMigrations.set(name, content);
+  }
+  return { snapshotText, migrations, managed, citusMigrations };
 }
 
 /** What writing `files` and removing `obsolete` would change in DIR. */

@@ -27,6 +27,11 @@
  * refuses a key from a distributed table to a table that is not (yet)
  * distributed or a reference table (an existing model gaining a belongsTo to
  * the new one), so a migration of its own after that one could never run.
+ * The runtime's tables that a newer svc-gen places and the project's earlier
+ * distribution files did not (`placedRuntimeTables` reads them) are handed
+ * over by a migration of their own after the schema's
+ * (`NNNN_distribute_new_runtime_tables_for_citus.sql`): no model table refers
+ * to them, so its place among the files does not matter.
  */
 import type { Model, SchemaIR } from '../../runtime/ir/types.ts';
 import { migrationFileName, projectionTableName, quoteIdent } from '../ir/naming.ts';
@@ -59,6 +64,8 @@ export interface CitusInput {
   /** The number the file gets: after every migration of this build. */
   readonly sequence: number;
   readonly schemaFile: string;
+  /** The runtime tables the project's earlier distribution files placed (`placedRuntimeTables`); read when `previousTarget` is citus. */
+  readonly placed?: ReadonlySet<string>;
 }
 
 export interface CitusMigration {
@@ -69,11 +76,13 @@ export interface CitusMigration {
 
 /**
  * The distribution migration this build adds: the first build with the target
- * distributes every table; null for the default target and for a project
- * already distributed (its new tables are distributed by `citusNewTables`).
+ * distributes every table; a later one, the runtime tables its earlier
+ * distribution files did not place (null when there are none: its new model
+ * tables are distributed by `citusNewTables`); null for the default target.
  */
 export function emitCitusMigration(input: CitusInput): CitusMigration | null {
-  if (input.target !== 'citus' || input.previousTarget === 'citus') return null;
+  if (input.target !== 'citus') return null;
+  if (input.previousTarget === 'citus') return emitNewRuntimeTables(input);
   const models = inForeignKeyOrder(input.next.models);
   const distributed = [...RUNTIME_DISTRIBUTED_TABLES, ...models.map((m) => m.table), ...models.map((m) => projectionTableName(m.table))];
   const steps: Step[] = [hasCitus()];
@@ -96,7 +105,39 @@ export function emitCitusMigration(input: CitusInput): CitusMigration | null {
     `distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${RUNTIME_DISTRIBUTED_TABLES.join(', ')}`,
     ...(models.length > 0 ? [`distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${models.map((m) => m.table).join(', ')} and ${models.length === 1 ? 'its projection' : 'their projections'}`] : []),
   ];
-  const title = 'distribute the tables for Citus (--target citus)';
+  return citusFile(input, 'distribute for citus', 'distribute the tables for Citus (--target citus)', summary, steps);
+}
+
+/**
+ * A distributed project's runtime tables that its distribution files did not
+ * place: a newer svc-gen's runtime has them (the feed heads and the audit
+ * rollups came after the first `--target citus`). The runtime's migrations run
+ * before the schema's, so they exist; they may hold rows (a running
+ * deployment fills them), which Citus copies to the shards while their writes
+ * wait. Reference tables first, each list in its order, as in the first file.
+ */
+function emitNewRuntimeTables(input: CitusInput): CitusMigration | null {
+  const placed = input.placed ?? new Set<string>();
+  const reference = RUNTIME_REFERENCE_TABLES.filter((table) => !placed.has(table));
+  const distributed = RUNTIME_DISTRIBUTED_TABLES.filter((table) => !placed.has(table));
+  if (reference.length === 0 && distributed.length === 0) return null;
+  const newer = 'a runtime table the earlier distribution did not place';
+  const steps: Step[] = [
+    hasCitus(),
+    ...reference.map((table) => online(`reference table ${table}, a copy on every node (${newer}; its writes wait while Citus copies its rows)`,
+      guarded(table, `create_reference_table(${regclass(table)})`))),
+    ...distributed.map((table) => distribute(table,
+      `distribute ${table} by ${DISTRIBUTION_COLUMN}, ${table === ANCHOR ? 'the co-location anchor' : `co-located with ${ANCHOR}`} (${newer}; its writes wait while Citus copies its rows)`)),
+  ];
+  const summary = [
+    ...(reference.length > 0 ? [`reference tables: ${reference.join(', ')}`] : []),
+    ...(distributed.length > 0 ? [`distributed by ${DISTRIBUTION_COLUMN}, co-located with ${ANCHOR}: ${distributed.join(', ')}`] : []),
+  ];
+  return citusFile(input, 'distribute new runtime tables for citus',
+    'distribute the runtime tables the earlier distribution did not place, for Citus (--target citus)', summary, steps);
+}
+
+function citusFile(input: CitusInput, name: string, title: string, summary: readonly string[], steps: readonly Step[]): CitusMigration {
   const number = String(input.sequence).padStart(4, '0');
   const content = render('migration.sql', {
     schemaFile: input.schemaFile,
@@ -107,7 +148,19 @@ export function emitCitusMigration(input: CitusInput): CitusMigration | null {
     destructive: [],
     steps: steps.map((step, i) => ({ line: stepLine(step, i + 1), sql: step.sql })),
   });
-  return { path: `migrations/${migrationFileName(input.sequence, 'distribute for citus')}`, content, summary: [title, ...summary] };
+  return { path: `migrations/${migrationFileName(input.sequence, name)}`, content, summary: [title, ...summary] };
+}
+
+/**
+ * The runtime's tables that the distribution files of a project (the texts of
+ * its `*_for_citus.sql` migrations) hand to Citus, distributed or reference.
+ */
+export function placedRuntimeTables(files: Iterable<string>): Set<string> {
+  const placed = new Set<string>();
+  for (const text of files) {
+    for (const match of text.matchAll(/create_(?:distributed|reference)_table\('"(svc_[a-z0-9_]+)"'/g)) placed.add(match[1]);
+  }
+  return placed;
 }
 
 /**

@@ -29,6 +29,8 @@ export interface PreviousOutput {
   readonly managed: ReadonlyMap<string, string>;
   /** The snapshot's `target` (`postgres` when absent). */
   readonly target?: Target;
+  /** The runtime tables the project's distribution files placed (citus.ts `placedRuntimeTables`). */
+  readonly citusPlaced?: ReadonlySet<string>;
 }
 
 export interface EmitInput {
@@ -83,6 +85,7 @@ export function emitProject(input: EmitInput): Result<EmitOutput> {
   if (!migrations.ok) return migrations;
   const citus = emitCitusMigration({
     target, previousTarget: previous.target ?? 'postgres', next: ir, schemaFile,
+    ...(previous.citusPlaced ? { placed: previous.citusPlaced } : {}),
     sequence: nextSequence([...previous.migrations, ...migrations.value.map((m) => m.path.slice('migrations/'.length))]),
   });
   const files = new Map<string, string>([

@@ -32,7 +32,8 @@ const ARRAY_CASTS: readonly SqlCast[] = CASTS.map((cast) => (cast === 'jsonb' ? 
 /**
  * Every entry's id: time-ordered, made by the database inside the writing
  * transaction (audit migration 0005; the statistics' fold relies on both,
- * rollup.ts). The column has no default: every insert writes it.
+ * rollup.ts), its low bits unique per node on Citus (0007). The column has no
+ * default: every insert writes it.
  */
 const NEXT_ID = sql`svc_audit_next_id()`;
 

@@ -11,7 +11,8 @@
  * rollups, no other" holds in every snapshot.
  *
  * Ids are time-ordered (audit migration 0005, `svc_audit_next_id()`): the
- * millisecond of the database's clock at the insert, above 22 low bits. An id
+ * millisecond of the database's clock at the insert, above 22 low bits (since
+ * 0007: the node's sequence range and 16 bits of the sequence). An id
  * is made inside its writing transaction, so before commit: an id below one
  * already visible may still be in flight. The fold only passes an id once no
  * open transaction can still commit an entry at or below it:
@@ -177,22 +178,48 @@ export const RETAIN_BEFORE = (days: number) => compile(sql`
 export const LOCK_STATE = compile(sql`
   select (s.retained_before at time zone 'UTC')::date::text as day from svc_audit_rollup_state s for update`);
 
+/** Where the prune's walk over (day, tenant) pairs starts: before every row. */
+export const PRUNE_START = { day: '-infinity', tenant: '' } as const;
+
 /**
- * The rollups of days before `day`, wholly before the retention horizon
- * (nothing reads them any more): at most `batch` rows of each table, found by
- * day (the day bound untyped, so the planner sees its value) and deleted by
- * row address (`= any(array(...))`: a TID scan, never a join over the table).
+ * The next tenant with rollups of days before `day` (wholly before the
+ * retention horizon: nothing reads them any more), after the pair `after` in
+ * (day, tenant) order, through the (day, tenant_id) indexes of both tables
+ * (audit migration 0006): one index descent each, however many rows the
+ * tenant has, and only pairs below the horizon are looked at. The prune
+ * empties each tenant it finds of all its old days, so the walk meets every
+ * such tenant once. On Citus a multi-shard read (one row per shard, merged).
  */
-export const PRUNE_ROLLUPS = (day: string, batch: number) => compile(sql`
-  with daily as (delete from svc_audit_daily
-                  where ctid = any(array(select r.ctid from svc_audit_daily r
-                                          where r.day < ${sql.value(day)} limit ${sql.value(batch, 'int')}))
-                 returning 1),
-  actors as (delete from svc_audit_daily_actors
-              where ctid = any(array(select r.ctid from svc_audit_daily_actors r
-                                      where r.day < ${sql.value(day)} limit ${sql.value(batch, 'int')}))
-             returning 1)
-  select (select count(*) from daily)::int + (select count(*) from actors)::int as n`);
+export const NEXT_PRUNE_TENANT = (day: string, after: { readonly day: string; readonly tenant: string }) => compile(sql`
+  select x.tenant_id, x.day::text as day from (
+    (select r.tenant_id, r.day from svc_audit_daily r
+      where r.day < ${sql.value(day)} and (r.day, r.tenant_id) > (${sql.value(after.day)}, ${sql.value(after.tenant)})
+      order by r.day, r.tenant_id limit 1)
+    union all
+    (select r.tenant_id, r.day from svc_audit_daily_actors r
+      where r.day < ${sql.value(day)} and (r.day, r.tenant_id) > (${sql.value(after.day)}, ${sql.value(after.tenant)})
+      order by r.day, r.tenant_id limit 1)) x
+   order by x.day, x.tenant_id limit 1`);
+
+/**
+ * One tenant's rollups of days before `day`: at most `batch` rows of each
+ * table, found and deleted through the tables' keys (tenant_id, day, ...),
+ * every reference pinned to the tenant: one shard on Citus.
+ */
+export const PRUNE_TENANT_ROLLUPS = (tenant: string, day: string, batch: number) => compile(sql`
+  with daily as (
+    delete from svc_audit_daily r
+     using (select d.day, d.action, d.outcome, d.entity_type from svc_audit_daily d
+             where d.tenant_id = ${sql.value(tenant)} and d.day < ${sql.value(day)} limit ${sql.value(batch, 'int')}) k
+     where r.tenant_id = ${sql.value(tenant)} and r.day = k.day and r.action = k.action and r.outcome = k.outcome and r.entity_type = k.entity_type
+    returning 1),
+  actors as (
+    delete from svc_audit_daily_actors r
+     using (select d.day, d.actor_id from svc_audit_daily_actors d
+             where d.tenant_id = ${sql.value(tenant)} and d.day < ${sql.value(day)} limit ${sql.value(batch, 'int')}) k
+     where r.tenant_id = ${sql.value(tenant)} and r.day = k.day and r.actor_id = k.actor_id
+    returning 1)
+  select (select count(*) from daily)::int as daily, (select count(*) from actors)::int as actors`);
 
 /** The fold, every ROLLUP_MS on one instance (core/periodic.ts); `stop` ends a run between two batches. */
 export function startRollups(db: Db, log: Logger): Periodic {

@@ -34,7 +34,7 @@ export async function foldCounts(db: Db): Promise<void> {
     // Deltas are a few seconds of writes, except after writes with no instance running
     // (a bulk load): then the first fold takes what it takes, blocking only the next fold.
     await untimed(t);
-    for (const statement of [LOCK, FOLD, DROP_ZEROS]) await t.any(statement.text, statement.values);
+    for (const statement of [LOCK, FOLD, DROP_ZEROS]) await t.any(statement);
   });
 }
 

@@ -25,6 +25,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 const MIGRATIONS = fileURLToPath(new URL('../../runtime/audit/migrations/', import.meta.url));
 const CONVERSION = '0005_time_ordered_ids.sql';
+/** The conversion and the audit migrations after it (0007 changes the id's low bits: ids-nodes.integration.test.ts). */
+const LATER = readdirSync(MIGRATIONS).filter((file) => file >= CONVERSION).sort();
 const DAY = 86_400_000;
 
 let database: TestDatabase;
@@ -39,7 +41,7 @@ beforeAll(async () => {
   set = { scope: 'runtime:audit', dir: root };
   // The audit capability's migrations up to before the conversion: the identity hands out ids.
   cpSync(MIGRATIONS, root, { recursive: true });
-  rmSync(join(root, CONVERSION));
+  for (const file of LATER) rmSync(join(root, file));
   expect(await migrate(opened.db, [set])).toEqual(readdirSync(root).sort().map((f) => `runtime:audit/${f}`));
 });
 afterAll(async () => {
@@ -82,8 +84,8 @@ describe('audit ids: from the identity to time-ordered ids written by the runtim
     expect((await db.one(`select folded_to::text as f from svc_audit_rollup_state`)).f).toBe('12');
     const oldCursor = encodeCursor(old[20]);
 
-    cpSync(join(MIGRATIONS, CONVERSION), join(root, CONVERSION));
-    expect(await migrate(db, [set])).toEqual([`runtime:audit/${CONVERSION}`]);
+    for (const file of LATER) cpSync(join(MIGRATIONS, file), join(root, file));
+    expect(await migrate(db, [set])).toEqual(LATER.map((file) => `runtime:audit/${file}`));
 
     // No identity; the default is the runtime's own function, for instances of earlier builds
     // (which leave the id to the column) during a rolling deploy: their entry gets a time-ordered id.

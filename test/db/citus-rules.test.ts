@@ -14,7 +14,7 @@ import { openDatabase, type Database } from '../../runtime/db/index.ts';
 import { migrate } from '../../runtime/db/migrate/index.ts';
 import { parseMigration } from '../../runtime/db/migrate/parse.ts';
 import { migrationSets } from '../../runtime/service/start.ts';
-import { installCitusStub, placements, runSql } from '../helpers/citus.ts';
+import { installCitusStub, placements, runSql, withoutPlacements } from '../helpers/citus.ts';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../helpers/db.ts';
 import { FIXTURES, copySchema, tempDir } from '../generator/helpers.ts';
 
@@ -148,6 +148,44 @@ describe('a later build of the distributed CRM that adds models', () => {
     await expect(migrateAll(url, sets)).rejects
       .toThrow(/citus rule: contact: foreign key contact_segment_id_tfkey references segment, which is neither distributed nor a reference table yet: distribute segment first/);
     expect((await placements(url)).map((r) => r.table)).not.toContain('segment');
+  });
+});
+
+/**
+ * A project distributed by an svc-gen before the feed heads and the audit
+ * rollups existed: its 0002 placed five runtime tables, and the runtime's
+ * newer tables stayed local (with rows, on a running deployment). A later
+ * build adds the migration that places them; the runner applies it on the
+ * stub, after which every runtime table is where a fresh distribution puts it.
+ */
+describe('a later build of a CRM distributed before some runtime tables existed', () => {
+  const LATER = ['svc_tenant_heads', 'svc_audit_daily', 'svc_audit_daily_actors'];
+  const FILE = '0003_distribute_new_runtime_tables_for_citus.sql';
+
+  it('places them, co-located with svc_events, once', async () => {
+    const dir = tempDir('crm-citus-runtime');
+    const schemaPath = copySchema('crm', dir);
+    const outDir = join(dir, 'out');
+    const first = await build({ schemaPath, outDir, target: 'citus' });
+    if (!('written' in first)) throw new Error(`build failed: ${JSON.stringify(first)}`);
+    const distribution = join(outDir, 'migrations', '0002_distribute_for_citus.sql');
+    writeFileSync(distribution, withoutPlacements(readFileSync(distribution, 'utf8'), LATER));
+    const database = await stubbedDatabase();
+    const sets = migrationSets(outDir);
+    await migrateAll(database.url, sets);
+    expect((await placements(database.url)).map((r) => r.table)).not.toEqual(expect.arrayContaining([LATER[0]]));
+    // A running deployment filled them meanwhile.
+    await runSql(database.url, `insert into svc_tenant_heads (tenant_id, last_seq) values ('acme', 3), ('', 7);
+      insert into svc_audit_daily (tenant_id, day, action, outcome, entity_type, entries) values ('acme', current_date, 'record.create', 'success', 'Company', 2);
+      insert into svc_audit_daily_actors (tenant_id, day, actor_id, entries, last_at) values ('acme', current_date, 'u1', 2, now())`);
+
+    const later = await build({ schemaPath, outDir, target: 'citus' });
+    if (!('written' in later)) throw new Error(`build failed: ${JSON.stringify(later)}`);
+    expect(later.written).toEqual([`migrations/${FILE}`]);
+    expect(await migrateAll(database.url, sets)).toEqual([`schema/${FILE}`]);
+    await expectDistributed(database.url);
+    expect((await placements(database.url)).slice(-3).map((r) => r.table)).toEqual(LATER);
+    expect(await migrateAll(database.url, sets)).toEqual([]);
   });
 });
 

@@ -6,13 +6,14 @@
  * that creates them. The rules the
  * migration must follow are checked on Postgres by test/db/citus-rules.test.ts.
  */
-import { cpSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../generator/index.ts';
-import { inForeignKeyOrder, RUNTIME_DISTRIBUTED_TABLES, RUNTIME_REFERENCE_TABLES } from '../../generator/emit/citus.ts';
+import { inForeignKeyOrder, placedRuntimeTables, RUNTIME_DISTRIBUTED_TABLES, RUNTIME_REFERENCE_TABLES } from '../../generator/emit/citus.ts';
 import { DISTRIBUTED, placement, REFERENCE } from '../../runtime/db/distributed/tables.ts';
 import { parseMigration } from '../../runtime/db/migrate/parse.ts';
+import { withoutPlacements } from '../helpers/citus.ts';
 import { FIXTURES, buildOk, copySchema, expectGolden, readTree, tempDir } from './helpers.ts';
 
 const crm = join(FIXTURES, 'crm', 'schema.ts');
@@ -135,6 +136,75 @@ describe('a later build of a project built with --target citus', () => {
     const header = (sql: string) => sql.slice(0, sql.indexOf('\n-- step 1 '));
     // The same header but for its number (the first distribution took 0002) and the line naming the Citus steps.
     expect(header(citus.sql).split('\n').filter((line) => !line.includes('Citus'))).toEqual(header(plain.sql).replace('migration 0002:', 'migration 0003:').split('\n'));
+  });
+});
+
+/**
+ * A project distributed by an svc-gen before the feed heads and the audit
+ * rollups existed (its 0002 placed five runtime tables): a later build with
+ * the target hands the runtime tables its distribution files did not place to
+ * Citus, in a migration of their own after the schema's; once they are
+ * placed, nothing more. test/db/citus-rules.test.ts applies it on the stub.
+ */
+describe('a later build of a project distributed before some runtime tables existed', () => {
+  const LATER = ['svc_tenant_heads', 'svc_audit_daily', 'svc_audit_daily_actors'];
+  const FILE = 'migrations/0003_distribute_new_runtime_tables_for_citus.sql';
+
+  async function earlier(prefix: string) {
+    const dir = tempDir(prefix);
+    const schemaPath = copySchema('crm', dir);
+    const outDir = join(dir, 'out');
+    await buildOk({ schemaPath, outDir, target: 'citus' });
+    const path = join(outDir, DISTRIBUTION);
+    writeFileSync(path, withoutPlacements(readFileSync(path, 'utf8'), LATER));
+    return { schemaPath, outDir };
+  }
+
+  it('reads which runtime tables a project\'s distribution files placed', async () => {
+    const { outDir } = await earlier('crm-citus-runtime-read');
+    const all = [...RUNTIME_REFERENCE_TABLES, ...RUNTIME_DISTRIBUTED_TABLES];
+    expect([...placedRuntimeTables([readTree(outDir).get(DISTRIBUTION)!])].sort()).toEqual(all.filter((t) => !LATER.includes(t)).sort());
+    const fresh = tempDir('crm-citus-runtime-fresh');
+    await buildOk({ schemaPath: crm, outDir: fresh, target: 'citus' });
+    expect([...placedRuntimeTables([readTree(fresh).get(DISTRIBUTION)!])].sort()).toEqual([...all].sort());
+  });
+
+  it('distributes the runtime tables the earlier distribution did not place, in a migration of their own, once', async () => {
+    const { schemaPath, outDir } = await earlier('crm-citus-runtime');
+    const result = await buildOk({ schemaPath, outDir, target: 'citus' });
+    expect(result.written).toEqual([FILE]);
+    expect(result.migration?.path).toBe(FILE);
+    expect(result.migration?.summary).toEqual([
+      'distribute the runtime tables the earlier distribution did not place, for Citus (--target citus)',
+      `distributed by tenant_id, co-located with svc_events: ${LATER.join(', ')}`,
+    ]);
+    const added = tempDir('crm-citus-runtime-added');
+    mkdirSync(join(added, 'migrations'));
+    cpSync(join(outDir, FILE), join(added, FILE));
+    expectGolden('crm-citus-runtime', added);
+    const { steps } = parseMigration(readTree(outDir).get(FILE)!);
+    expect(steps.map((step) => step.kind)).toEqual(['preflight', 'online', 'online', 'online']);
+    for (const [i, table] of LATER.entries()) {
+      expect(steps[i + 1].body).toContain(`create_distributed_table('"${table}"', 'tenant_id', colocate_with => 'svc_events')`);
+    }
+    // Placed now: a rebuild writes nothing and --check passes.
+    expect((await buildOk({ schemaPath, outDir, target: 'citus' })).written).toEqual([]);
+    expect(await build({ schemaPath, outDir, target: 'citus', check: true })).toMatchObject({ ok: true, written: [] });
+  });
+
+  it('comes after the schema\'s migration when the same build adds models', async () => {
+    const { schemaPath, outDir } = await earlier('crm-citus-runtime-grown');
+    cpSync(join(FIXTURES, 'crm-grown', 'schema.ts'), schemaPath);
+    const result = await buildOk({ schemaPath, outDir, target: 'citus' });
+    expect(result.written.filter((p) => p.startsWith('migrations/'))).toEqual([
+      'migrations/0003_add_model_call_and_more.sql', 'migrations/0004_distribute_new_runtime_tables_for_citus.sql',
+    ]);
+  });
+
+  it('writes none for a project whose distribution placed every runtime table', async () => {
+    const outDir = tempDir('crm-citus-runtime-none');
+    await buildOk({ schemaPath: crm, outDir, target: 'citus' });
+    expect((await buildOk({ schemaPath: crm, outDir, target: 'citus' })).written).toEqual([]);
   });
 });
 

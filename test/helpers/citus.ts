@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { parseMigration } from '../../runtime/db/migrate/parse.ts';
 
 export const CITUS_STUB = readFileSync(join(import.meta.dirname, 'citus-stub.sql'), 'utf8');
 
@@ -43,4 +44,18 @@ export async function placements(url: string): Promise<Placement[]> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A distribution migration as an earlier svc-gen wrote it, before `tables`
+ * existed: `text` without the steps that place them (renumbered) and without
+ * them in its header. The runner and `placedRuntimeTables` read it as that
+ * build's file.
+ */
+export function withoutPlacements(text: string, tables: readonly string[]): string {
+  const { steps } = parseMigration(text);
+  const places = (body: string) => tables.some((table) => body.includes(`_table('"${table}"'`));
+  const header = text.slice(0, text.indexOf('\n-- step 1 ') + 1).replace(new RegExp(`, (${tables.join('|')})\\b`, 'g'), '');
+  return header + steps.filter((step) => !places(step.body))
+    .map((step, i) => `-- step ${i + 1} ${step.kind}${step.table ? ` "${step.table}"` : ''}: ${step.description}\n${step.body}`).join('\n');
 }

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldCounts } from '../../runtime/jobs/counts.ts';
 import { pruneJobs } from '../../runtime/jobs/retention.ts';
 import { queryOnce, type TestDatabase } from '../helpers/db.ts';
+import { captureStatements } from '../helpers/statements.ts';
+import { LOCK_KEYS } from '../../runtime/db/locks.ts';
 import type { TestService } from '../helpers/service.ts';
 import { createJobsDatabase, mintWorker, startJobsService, userClient, waitFor, workerClient } from './helpers.ts';
 
@@ -124,6 +126,19 @@ describe('the job counters', { timeout: 60_000 }, () => {
     expect((await admin('GET', '/jobs/stats')).body.byQueue).toEqual(expected);
     const deltas = await first.ctx.db.one<{ n: number }>('select count(*)::int as n from svc_job_count_deltas');
     expect(deltas.n).toBe(0);
+  });
+
+  it('are folded by the statements as compiled: values bound, never formatted into the text (so SVC_DISTRIBUTED_CHECK knows where they were built)', async () => {
+    const sent = captureStatements();
+    try {
+      await foldCounts(first.ctx.db);
+    } finally {
+      sent.stop();
+    }
+    const lock = sent.sent.filter((s) => s.values.includes(LOCK_KEYS.jobCountsFold));
+    expect(lock.map((s) => s.text)).toContain('select pg_advisory_xact_lock($1::bigint)');
+    expect(sent.sent.filter((s) => s.text.includes(String(LOCK_KEYS.jobCountsFold)))).toEqual([]);
+    expect(sent.sent.some((s) => /^\s*with moved as \(delete from svc_job_count_deltas/.test(s.text))).toBe(true);
   });
 
   it('are emptied with the jobs by a truncate', async () => {

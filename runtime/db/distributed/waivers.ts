@@ -91,9 +91,9 @@ const WAIVERS: readonly Waiver[] = [
     match: /^ ?with w as materialized \( ?select a\.id, a\.tenant_id, a\.action, a\.outcome, a\.entity_type, a\.actor_id, a\.occurred_at from svc_audit a where a\.id > /,
   },
   {
-    reason: 'REAL, to fix in runtime/audit/rollup.ts (PRUNE_ROLLUPS; seen once the fold and the prune were sent as compiled statements): the rollups of days past the retention are picked by ctid over every tenant; on Citus a ctid is a shard\'s own, so the pick must run per tenant (or by (tenant_id, day)) before a deployment is distributed',
-    kinds: ['unpinned', 'two-tenants'],
-    match: /^ ?with daily as \(delete from svc_audit_daily where ctid = any\(array\(select r\.ctid from svc_audit_daily r where r\.day < /,
+    reason: 'the audit rollups\' prune (runtime/audit/retention.ts; system work, one instance at a time) finds the next tenant with rollups of days past the retention by one index descent per table over (day, tenant_id): a multi-shard read of one row per shard, which Citus merges; every delete it then runs is pinned to that tenant',
+    kinds: ['unpinned'],
+    match: /^ ?select x\.tenant_id, x\.day::text as day from \( ?\(select r\.tenant_id, r\.day from svc_audit_daily r where r\.day < /,
   },
   {
     reason: 'the projections\' drift report (operator diagnostics) compares base and projection over every tenant: a fan-out that needs the (tenant_id, id) join of the layout (ADR 025, layout)',
