@@ -196,31 +196,19 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
       id: sql`d.event_id`, streamType: JOB, streamId: sql`d.id`, eventType: sql`'JobSucceeded'`,
       data: sql`jsonb_build_object('attempts', d.attempts)`, actorId: sql`null`, tenantId: sql`d.tenant_id`,
     }));
-    // Each job is found by one probe of the primary key (a lateral `limit 1`: the jobs given
-    // drive the join, whatever the statistics say about svc_jobs; the probe's index is the
-    // primary key's once the statistics count the table's rows, see JobStatistics), then
-    // updated by ctid as the lease is. As `update ... from unnest(...)` it was a join the planner ordered:
-    // when statistics called svc_jobs empty it joined every leased job of the table to
-    // the batch (docs/performance.md). The lease and status are checked by the update, so
-    // a row changed meanwhile (a heartbeat) is checked again on its newest version.
+    // Planned from svc_jobs' statistics: a join of the batch with the leased jobs. When those
+    // statistics call the table empty, JobStatistics has it analyzed (a probe by id cannot be
+    // pinned to the primary key by the statement's shape: see there).
     return sql`
       with w as (${w(arg)}),
-      v as (
-        select * from unnest(${arg('ids', 'text[]')}, ${arg('leaseIds', 'text[]')}, ${arg('results', 'text[]')}, ${arg('eventIds', 'text[]')})
-            as v(id, lease_id, result, event_id)
-         where exists (select 1 from w)
-      ),
-      found as (
-        select v.id, v.lease_id, v.result, v.event_id, s.ctid
-          from v cross join lateral (select s.ctid from svc_jobs s where s.id = v.id limit 1) s
-      ),
       done as (
         update svc_jobs j
-           set status = 'succeeded', result = f.result::jsonb, error = null, lease_id = null, worker_id = null,
+           set status = 'succeeded', result = v.result::jsonb, error = null, lease_id = null, worker_id = null,
                visible_at = now(), updated_at = now()
-          from found f
-         where j.ctid = any(array(select ctid from found)) and j.id = f.id and j.lease_id = f.lease_id and j.status = 'leased'
-        returning j.id, j.tenant_id, j.attempts, j.queue, f.lease_id, f.event_id,
+          from unnest(${arg('ids', 'text[]')}, ${arg('leaseIds', 'text[]')}, ${arg('results', 'text[]')}, ${arg('eventIds', 'text[]')})
+            as v(id, lease_id, result, event_id)
+         where j.id = v.id and j.lease_id = v.lease_id and j.status = 'leased' and exists (select 1 from w)
+        returning j.id, j.tenant_id, j.attempts, j.queue, v.lease_id, v.event_id,
                   (extract(epoch from clock_timestamp()) * 1000)::float8 as now_ms
       )${completedEvents}
       select (select count(*) from w)::int as worker, d.id, d.queue, d.lease_id, d.now_ms
@@ -418,18 +406,21 @@ const STATISTICS_CHECK_MS = 1_000;
  * then filled in one burst (the bench's drains; a deployment after a quiet
  * night whose retention sweep emptied the table) leaves `reltuples` 0 with the
  * table's pages still allocated, and Postgres then plans for zero rows a page
- * until the next analyze: every index costs the same, and the batched complete
- * (`update ... from unnest(...)`) was planned as a join against every leased
- * job instead of one primary-key probe a job (docs/performance.md). No shape of
- * that statement fixes it: under those statistics a probe by `id` through
+ * until the next analyze: every index costs the same. The batched complete
+ * (`update ... from unnest(...)`) was then one pass over every job of the
+ * table by its primary key, per batch (test/jobs/lease-plan.integration.test.ts),
+ * and the bench's profile caught it as a nested loop forming the batch's rows
+ * once per candidate pair (docs/performance.md). No shape of that statement
+ * avoids it: under those statistics a probe by `id` through
  * svc_jobs_tenant_status or svc_jobs_tenant_recent (`id` a later column, a
- * walk) costs exactly what the primary key's does, and ties go to the newer
- * index. So the plane compares what it leases with what the statistics say:
- * when, since the previous look (at most one a second, one row of pg_class),
- * it leased more jobs than `reltuples` counts in the whole table, it analyzes
- * svc_jobs (a sample, tens of ms; its new statistics invalidate the plans
- * prepared on every connection). The lease's pick does not wait for it: it
- * walks the ready index whatever the statistics say (0007_pick.sql).
+ * walk) costs exactly what the primary key's does, ties go to the newer index,
+ * and a probe per item forced by a lateral join also made the common case pay
+ * twice (measured). So the plane compares what it leases with what the
+ * statistics say: when, since its previous look (at most one a second, one row
+ * of pg_class), it leased more jobs than `reltuples` counts in the whole table,
+ * it analyzes svc_jobs (a sample, tens of ms; the new statistics invalidate
+ * the plans prepared on every connection). The lease's pick does not wait for
+ * it: it walks the ready index whatever the statistics say (0007_pick.sql).
  */
 export class JobStatistics {
   private seen = 0;

@@ -150,7 +150,38 @@ describe('plans under statistics that call svc_jobs empty', { timeout: 120_000 }
     expect(tenantPlan).not.toMatch(/Sort/);
   });
 
-  it('a lease larger than the statistics allow has svc_jobs analyzed; the batched complete then probes the primary key', async () => {
+  /** EXPLAIN ANALYZE of the batched complete of `jobs` (rolled back). */
+  async function completePlan(token: string, jobs: ReadonlyArray<{ id: string; leaseId: string }>): Promise<PlanNode> {
+    const texts = workerStatementTexts(burst.ctx.services.events);
+    return burst.ctx.db.tx(async (t) => {
+      const [row] = await t.any<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (analyze, format json) ${texts.complete.text}`, texts.complete.values({
+        who: sha256(token), ids: jobs.map((job) => job.id), leaseIds: jobs.map((job) => job.leaseId),
+        results: jobs.map(() => null), eventIds: jobs.map(() => newId()),
+      }));
+      await t.none('rollback; begin');
+      return row['QUERY PLAN'][0].Plan;
+    });
+  }
+
+  /**
+   * The complete reads the batch once, and svc_jobs either by one primary-key probe a job or in one pass over
+   * the leased jobs alone: never a nested loop that reads the batch again for each leased job (or every leased
+   * job again for each item), nor a pass over every job of the table.
+   */
+  function expectNoRescan(plan: PlanNode, leasedJobs: number): void {
+    const all = [...nodes(plan)];
+    for (const node of all.filter((n) => n['Node Type'] === 'Function Scan')) expect(node['Actual Loops']).toBe(1);
+    for (const scan of all.filter((n) => n['Relation Name'] === 'svc_jobs' && n['Node Type'] !== 'ModifyTable')) {
+      if (scan['Index Name'] === 'svc_jobs_pkey' && scan['Actual Loops'] !== 1) {
+        expect(scan['Actual Rows']).toBeLessThanOrEqual(1);
+      } else {
+        expect(scan['Actual Loops']).toBe(1);
+        expect((scan['Actual Rows'] ?? 0) + (scan['Rows Removed by Filter'] ?? 0)).toBeLessThanOrEqual(leasedJobs);
+      }
+    }
+  }
+
+  it('a lease larger than the statistics allow has svc_jobs analyzed; the batched complete then reads only leased jobs', async () => {
     expect(await reltuples()).toBe(0);
     const minted = await mintWorker(burst, ['burst']);
     const leased = await workerClient(burst, minted.token)('/jobs/lease', { queues: ['burst'], capacity: 100, visibilitySecs: 300 });
@@ -159,27 +190,8 @@ describe('plans under statistics that call svc_jobs empty', { timeout: 120_000 }
     expect(jobs).toHaveLength(100);
     await jobStatistics(burst.ctx.db).settled();
     expect(await reltuples()).toBeGreaterThan(QUEUED);
-
-    const texts = workerStatementTexts(burst.ctx.services.events);
-    const plan = await burst.ctx.db.tx(async (t) => {
-      const [row] = await t.any<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (analyze, format json) ${texts.complete.text}`, texts.complete.values({
-        who: sha256(minted.token), ids: jobs.map((job) => job.id), leaseIds: jobs.map((job) => job.leaseId),
-        results: jobs.map(() => null), eventIds: jobs.map(() => newId()),
-      }));
-      await t.none('rollback; begin');
-      return row['QUERY PLAN'][0].Plan;
-    });
-    const scans = [...nodes(plan)].filter((node) => node['Relation Name'] === 'svc_jobs' && node['Node Type'] !== 'ModifyTable');
-    // One probe of the primary key a job, then the rows by ctid: no walk of the other workers' leased jobs.
-    for (const scan of scans) {
-      if (scan['Node Type'] === 'Tid Scan') {
-        expect(scan['Actual Rows']).toBe(jobs.length);
-      } else {
-        expect(scan['Index Name']).toBe('svc_jobs_pkey');
-        expect(scan['Actual Rows']).toBeLessThanOrEqual(1);
-        expect(scan['Actual Loops']).toBe(jobs.length);
-      }
-    }
-    expect(scans.map((scan) => scan['Node Type']).sort()).toEqual(['Index Scan', 'Tid Scan']);
+    // Planned under statistics that call the table empty, the same complete was one pass over all
+    // 19,100 jobs of svc_jobs by its primary key (a hash join), per batch.
+    expectNoRescan(await completePlan(minted.token, jobs), LEASED + jobs.length);
   });
 });
