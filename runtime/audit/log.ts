@@ -130,6 +130,12 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
       if (list.length > 0) await insert(t, list.map((entry) => row(entry)));
     },
     entryFrom,
+    entryFromSlots(created, slot) {
+      if (off) return null;
+      const values = CASTS.map((cast, i) => slot(i, cast));
+      return sql`insert into svc_audit (id, ${COLUMN_LIST}) select ${NEXT_ID}, ${sql.join(values, ', ')} from ${created}`;
+    },
+    entryValues: (entry) => row(entry),
     denied: (entry) => alone(entry, 'denied'),
     failed: (entry) => alone(entry, 'error'),
     requestOf(koa) {

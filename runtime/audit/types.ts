@@ -6,7 +6,7 @@
 import type Koa from 'koa';
 import type { AuditPolicy } from '../config/index.ts';
 import type { Tx } from '../db/index.ts';
-import type { Sql } from '../sql/index.ts';
+import type { Sql, SqlCast, SqlValue } from '../sql/index.ts';
 
 
 export type ActorKind = 'user' | 'worker' | 'system' | 'anonymous';
@@ -94,6 +94,13 @@ export interface AuditLog {
   readonly policy: AuditPolicy;
   record(t: Tx, entries: AuditEntryInput | readonly AuditEntryInput[]): Promise<void>;
   entryFrom(entry: AuditEntryInput, created: Sql): Sql | null;
+  /**
+   * `entryFrom` with its 13 column values as `slot(column, cast)` (placeholders
+   * of a statement built once); `entryValues(entry)` gives one entry's values
+   * in that order, as the policy keeps them. Null under policy off.
+   */
+  entryFromSlots(created: Sql, slot: (column: number, cast: SqlCast) => SqlValue): Sql | null;
+  entryValues(entry: AuditEntryInput): unknown[];
   denied(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;
   failed(entry: Omit<AuditEntryInput, 'outcome'>): Promise<void>;
   requestOf(koa: Koa.Context): AuditRequest;

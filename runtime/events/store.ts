@@ -64,6 +64,12 @@ export interface EventStore {
    */
   firstEvent(event: CreatedEvent & { readonly eventId: string }, from: Sql): Sql | null;
   /**
+   * `firstEvent` with its columns as SQL expressions over `from`'s rows or
+   * placeholders (see `appendFrom`), so that a statement built once serves
+   * every call with only its values changing. Null as for `firstEvent`.
+   */
+  firstEventFrom(streamType: string, from: Sql, columns: EventColumnsSql): Sql | null;
+  /**
    * The INSERT (a CTE body) that appends one event per row of `from`, in the
    * statement that changed those rows: `from` names a data-modifying CTE
    * (`update ... returning`) whose rows it locked, so each stream's writers
@@ -160,6 +166,12 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY, 
         select ${sql.value(event.eventId, 'text')}, ${sql.value(event.streamType, 'text')}, ${sql.value(event.streamId, 'text')}, 1,
                ${sql.value(event.eventType, 'text')}, ${data}, ${sql.value(event.actorId, 'text')},
                ${sql.value(tenantKey(event.tenantId), 'text')}${seqValue(sql.value(tenantKey(event.tenantId), 'text'))} from ${from}`;
+    },
+    firstEventFrom(streamType, from, c) {
+      if (!keeps(streamType)) return null;
+      const tenant = sql`coalesce(${c.tenantId}, '')`;
+      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id${seqColumn})
+        select ${c.id}, ${c.streamType}, ${c.streamId}, 1, ${c.eventType}, ${c.data}, ${c.actorId}, ${tenant}${seqValue(tenant)} from ${from}`;
     },
     appendFrom(streamType, from, c) {
       if (!keeps(streamType)) return null;

@@ -11,9 +11,9 @@ import { newId, newMonotonicId } from '../ids.ts';
 import { anyRows, statementName, type Db, type Tx } from '../db/index.ts';
 import { CREATED, type CreatedCte, type EventStore, type NamedCte, type NewEvent } from '../events/index.ts';
 import { SYSTEM_ACTOR, type AuditEntryInput, type AuditLog } from '../audit/index.ts';
-import { compile, sql, type Sql } from '../sql/index.ts';
+import { sql } from '../sql/index.ts';
 import { normalizeJob, type NormalizedJob } from './input.ts';
-import { prepare } from '../sql/prepare.ts';
+import { prepare, type Prepared } from '../sql/prepare.ts';
 import type { Caller, EnqueueInTxOptions, EnqueueInput, RowJob, TriggeredOptions } from './types.ts';
 
 export type { EnqueueInTxOptions, TriggeredOptions } from './types.ts';
@@ -43,17 +43,6 @@ const EXISTING = prepare<{ tenantId: string | null; queues: string[]; keys: (str
    where coalesce(tenant_id, '') = coalesce(${arg('tenantId', 'text')}, '') and (queue, idempotency_key) in (
      select * from unnest(${arg('queues', 'text[]')}, ${arg('keys', 'text[]')}))`);
 
-/** One job's row: the first CTE of the one-job statement (`with created as (...)`). */
-const insertOne = (id: string, job: NormalizedJob, caller: Caller): Sql => sql`
-  insert into svc_jobs (${COLUMNS})
-  values (${sql.join([
-    sql.value(id, 'text'), sql.value(job.queue, 'text'), sql.value(job.kind, 'text'), sql.value(JSON.stringify(job.payload), 'jsonb'),
-    sql.value(job.idempotencyKey, 'text'), sql.value(job.maxAttempts, 'int'), sql.value(job.priority, 'int'),
-    sql.value(caller.tenantId, 'text'), sql.value(caller.actorId, 'text'),
-  ], ', ')})
-  ${ON_CONFLICT}
-  returning id`;
-
 /** The event log and the audit log, which every enqueue writes to. */
 export interface EnqueueLogs {
   readonly events: EventStore;
@@ -62,19 +51,71 @@ export interface EnqueueLogs {
   readonly prepared?: boolean;
 }
 
-/**
- * Names of the one-job statement's texts (one per audit policy and history
- * setting of a service, so a handful): prepared once per pooled connection.
- */
-const statementNames = new Map<string, string>();
+/** A one-job statement's values by name (its audit entry's columns are `audit0`..`audit12`). */
+type OneJobArgs = Record<string, unknown>;
 
-function nameOf(text: string): string {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = statementName('svc_jobs_enqueue', text);
-    statementNames.set(text, name);
+interface OneJobStatement {
+  readonly name: string;
+  readonly statement: Prepared<OneJobArgs>;
+}
+
+/**
+ * The one-job statement (row, JobEnqueued event and audit entry, one round
+ * trip) of a pair of logs, built and compiled once: its text depends only on
+ * the history policy, the cursor mode and the audit policy, so a request
+ * computes only its values (measured: building and compiling the text per
+ * request was ~30 µs of a POST /jobs, docs/performance.md). Null when the
+ * history policy drops Job events: those go through a transaction.
+ * Prepared once per pooled connection under its name.
+ */
+const oneJobStatements = new WeakMap<EventStore, WeakMap<AuditLog, OneJobStatement | null>>();
+
+function oneJobStatement(logs: EnqueueLogs): OneJobStatement | null {
+  let byAudit = oneJobStatements.get(logs.events);
+  if (!byAudit) {
+    byAudit = new WeakMap();
+    oneJobStatements.set(logs.events, byAudit);
   }
-  return name;
+  let built = byAudit.get(logs.audit);
+  if (built === undefined) {
+    built = buildOneJob(logs);
+    byAudit.set(logs.audit, built);
+  }
+  return built;
+}
+
+function buildOneJob(logs: EnqueueLogs): OneJobStatement | null {
+  let appends = true;
+  const statement = prepare<OneJobArgs>((arg) => {
+    const appended = logs.events.firstEventFrom('Job', CREATED, {
+      id: arg('eventId', 'text'), streamType: sql`'Job'`, streamId: arg('id', 'text'), eventType: sql`'JobEnqueued'`,
+      data: arg('eventData', 'jsonb'), actorId: arg('actorId', 'text'), tenantId: arg('tenantId', 'text'),
+    });
+    if (!appended) appends = false;
+    const audited = logs.audit.entryFromSlots(CREATED, (column, cast) => arg(`audit${column}`, cast));
+    return sql`with ${CREATED} as (
+      insert into svc_jobs (${COLUMNS})
+      values (${sql.join([
+        arg('id', 'text'), arg('queue', 'text'), arg('kind', 'text'), arg('payload', 'jsonb'), arg('key', 'text'),
+        arg('maxAttempts', 'int'), arg('priority', 'int'), arg('tenantId', 'text'), arg('actorId', 'text'),
+      ], ', ')})
+      ${ON_CONFLICT}
+      returning id)${appended ? sql`, appended as (${appended})` : sql.empty}${
+      audited ? sql`, audited as (${audited})` : sql.empty} select ${CREATED}.* from ${CREATED}`;
+  });
+  return appends ? { name: statementName('svc_jobs_enqueue', statement.text), statement } : null;
+}
+
+/** The values of the one-job statement for one job. */
+function oneJobArgs(logs: EnqueueLogs, job: NormalizedJob, id: string, event: NewEvent & { readonly eventId: string }, caller: Caller): OneJobArgs {
+  const args: OneJobArgs = {
+    id, queue: job.queue, kind: job.kind, payload: JSON.stringify(job.payload), key: job.idempotencyKey,
+    maxAttempts: job.maxAttempts, priority: job.priority, tenantId: caller.tenantId, actorId: caller.actorId,
+    eventId: event.eventId, eventData: JSON.stringify(event.data),
+  };
+  const audit = logs.audit.entryValues(enqueuedEntry(event, job, caller));
+  for (let i = 0; i < audit.length; i++) args[`audit${i}`] = audit[i];
+  return args;
 }
 
 export async function enqueueJobs(
@@ -108,13 +149,12 @@ function enqueuedEntry(event: NewEvent, job: NormalizedJob, caller: Caller): Aud
  * concurrent winner that committed while the first one waited on it.
  */
 async function enqueueOne(db: Db, logs: EnqueueLogs, job: NormalizedJob, id: string, caller: Caller): Promise<{ id: string }> {
+  const one = oneJobStatement(logs);
+  if (!one) return (await db.tx((t) => resolveInTx(t, logs, [job], [id], caller)))[0];
   const [event] = enqueuedEvents([job], [id], new Set([id]), caller);
-  const appended = logs.events.firstEvent(event, CREATED);
-  if (!appended) return (await db.tx((t) => resolveInTx(t, logs, [job], [id], caller)))[0];
-  const audited = logs.audit.entryFrom(enqueuedEntry(event, job, caller), CREATED);
-  const query = compile(sql`with ${CREATED} as (${insertOne(id, job, caller)}), appended as (${appended})${
-    audited ? sql`, audited as (${audited})` : sql.empty} select ${CREATED}.* from ${CREATED}`);
-  const inserted = await anyRows<{ id: string }>(db, logs.prepared ? { name: nameOf(query.text), ...query } : query);
+  const { text } = one.statement;
+  const values = one.statement.values(oneJobArgs(logs, job, id, event, caller));
+  const inserted = await anyRows<{ id: string }>(db, logs.prepared ? { name: one.name, text, values } : { text, values });
   if (inserted.length > 0) return { id };
   return (await resolveRepeats(db, [job], [id], new Set(), caller))[0];
 }

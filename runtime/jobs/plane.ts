@@ -22,7 +22,7 @@
 import type { Db, Tx } from '../db/index.ts';
 import type { EventStore } from '../events/index.ts';
 import { newId } from '../ids.ts';
-import { sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
+import { compile, sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
 import { retryJitter } from './backoff.ts';
 import { leasedAtMs, LEASE_ID, type LeasedJob, type LeasedRow } from './lease.ts';
 import { prepare, type Prepared } from '../sql/prepare.ts';
@@ -148,18 +148,20 @@ export interface Built {
 export function workerStatementTexts(events: EventStore, caller: CallerKind = 'token'): Built {
   const appended = (fragment: Sql | null) => (fragment === null ? sql.empty : sql`, appended as (${fragment})`);
   const w = CALLERS[caller];
-  // Per queue, a lateral index scan in (priority desc, id) order; `queue = any(queues)` would
-  // instead sort every queued row of the queues on each lease. A caller of any tenant and
-  // a tenant-bound one take separate branches (only one runs): written as one
-  // `tenant_id = a.tenant_id or a.tenant_id is null`, the planner expects a few rows
-  // where the whole queue may match, and scans and sorts the table instead of the index.
+  // Per queue, svc_jobs_pick (0007_pick.sql): a walk of the ready index in (priority desc, id)
+  // order that stops at the limit, planned with sorts disabled so that statistics calling the
+  // table empty cannot turn it into a sort of every queued row; a caller of any tenant walks
+  // svc_jobs_ready, a tenant-bound one svc_jobs_ready_tenant. `queue = any(queues)` would
+  // sort every queued row of the queues on each lease. Only the jobs picked (at most
+  // capacity per queue) are sorted here, to merge the queues.
   // The update finds the picked rows by their ctid alone (a TID scan, the rows locked by
   // the pick; a `status = 'queued'` beside it lets a partial index on queued rows be
   // walked instead, with the ctids as a filter): by `id = any(...)`, statistics that call the table empty (a queue drained,
   // vacuumed, then filled in one burst) made the planner walk the whole
   // svc_jobs_tenant_status index for the ids, ~4 ms a job (docs/performance.md).
   // A picked row whose newest version the statement's snapshot cannot see (updated
-  // meanwhile, still queued) is then not leased by this call: it stays queued.
+  // meanwhile, or committed after the statement began: the pick runs on its own
+  // snapshot) is then not leased by this call: it stays queued.
   const lease = prepare<LeaseArgs>((arg) => {
     const leasedEvents = appended(events.appendFrom('Job', sql`numbered r`, {
       id: sql`(${arg('eventIds', 'text[]')})[r.n]`, streamType: JOB, streamId: sql`r.id`, eventType: sql`'JobLeased'`,
@@ -171,23 +173,8 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
       with w as (${w(arg)}),
       allowed as (select id, tenant_id from w where '*' = any(queues) or queues @> ${arg('queues', 'text[]')}),
       picked as (
-        select c.id, c.ctid from allowed a cross join unnest(${arg('queues', 'text[]')}) as q(name)
-        cross join lateral (
-          select * from (
-            select id, priority, ctid from svc_jobs
-             where a.tenant_id is null and status = 'queued' and queue = q.name and visible_at <= now()
-             order by priority desc, id
-             limit ${capacity()}
-             for update skip locked) any_tenant
-          union all
-          select * from (
-            select id, priority, ctid from svc_jobs
-             where a.tenant_id is not null and status = 'queued' and queue = q.name and visible_at <= now()
-               and tenant_id = a.tenant_id
-             order by priority desc, id
-             limit ${capacity()}
-             for update skip locked) one_tenant
-        ) c
+        select c.id, c.row_ctid as ctid from allowed a cross join unnest(${arg('queues', 'text[]')}) as q(name)
+        cross join lateral svc_jobs_pick(q.name, a.tenant_id, ${capacity()}) c
         order by c.priority desc, c.id
         limit ${capacity()}
       ),
@@ -209,6 +196,9 @@ export function workerStatementTexts(events: EventStore, caller: CallerKind = 't
       id: sql`d.event_id`, streamType: JOB, streamId: sql`d.id`, eventType: sql`'JobSucceeded'`,
       data: sql`jsonb_build_object('attempts', d.attempts)`, actorId: sql`null`, tenantId: sql`d.tenant_id`,
     }));
+    // Planned from svc_jobs' statistics: a join of the batch with the leased jobs. When those
+    // statistics call the table empty, JobStatistics has it analyzed (a probe by id cannot be
+    // pinned to the primary key by the statement's shape: see there).
     return sql`
       with w as (${w(arg)}),
       done as (
@@ -288,6 +278,7 @@ const MAX_RACES = 3;
  */
 function planeFor(db: Db, events: EventStore, prepared: boolean, caller: CallerKind) {
   const texts = workerStatementTexts(events, caller);
+  const statistics = jobStatistics(db);
   const run = async <T, K extends keyof Built>(name: K, args: Parameters<Built[K]['values']>[0], on: Db | Tx = db): Promise<T[]> => {
     const { text } = texts[name];
     const values = (texts[name].values as (a: typeof args) => unknown[])(args);
@@ -309,7 +300,10 @@ function planeFor(db: Db, events: EventStore, prepared: boolean, caller: CallerK
       const [first] = rows;
       if (!first.worker_queues) return { worker: null };
       const leased = rows.filter((row) => row.id !== null);
-      if (leased.length > 0) events.committed();
+      if (leased.length > 0) {
+        events.committed();
+        statistics.leased(leased.length);
+      }
       // UPDATE ... RETURNING has no order: restore the lease order for the worker.
       leased.sort((a, b) => b.priority - a.priority || (a.id! < b.id! ? -1 : 1));
       return {
@@ -402,6 +396,86 @@ export function internalStatements(db: Db, events: EventStore, prepared: boolean
       return outcome === 'unauthorized' ? null : outcome;
     },
   };
+}
+
+/** How often at most the plane reads svc_jobs' statistics (one row of pg_class). */
+const STATISTICS_CHECK_MS = 1_000;
+
+/**
+ * Statistics that call svc_jobs empty, repaired. A queue drained, vacuumed and
+ * then filled in one burst (the bench's drains; a deployment after a quiet
+ * night whose retention sweep emptied the table) leaves `reltuples` 0 with the
+ * table's pages still allocated, and Postgres then plans for zero rows a page
+ * until the next analyze: every index costs the same. The batched complete
+ * (`update ... from unnest(...)`) was then one pass over every job of the
+ * table by its primary key, per batch (test/jobs/lease-plan.integration.test.ts),
+ * and the bench's profile caught it as a nested loop forming the batch's rows
+ * once per candidate pair (docs/performance.md). No shape of that statement
+ * avoids it: under those statistics a probe by `id` through
+ * svc_jobs_tenant_status or svc_jobs_tenant_recent (`id` a later column, a
+ * walk) costs exactly what the primary key's does, ties go to the newer index,
+ * and a probe per item forced by a lateral join also made the common case pay
+ * twice (measured). So the plane compares what it leases with what the
+ * statistics say: when, since its previous look (at most one a second, one row
+ * of pg_class), it leased more jobs than `reltuples` counts in the whole table,
+ * it analyzes svc_jobs (a sample, tens of ms; the new statistics invalidate
+ * the plans prepared on every connection). The lease's pick does not wait for
+ * it: it walks the ready index whatever the statistics say (0007_pick.sql).
+ */
+export class JobStatistics {
+  private seen = 0;
+  private nextCheck = 0;
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly db: Db, private readonly checkEveryMs = STATISTICS_CHECK_MS) {}
+
+  /** `n` jobs were just leased. */
+  leased(n: number): void {
+    this.seen += n;
+    if (this.running || Date.now() < this.nextCheck) return;
+    this.running = this.check().finally(() => {
+      this.running = null;
+      this.nextCheck = Date.now() + this.checkEveryMs;
+    });
+  }
+
+  /** Resolves when no look (and no analyze it started) is in flight. */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
+  private async check(): Promise<void> {
+    const seen = this.seen;
+    this.seen = 0;
+    try {
+      const [row] = await this.db.any<{ reltuples: number }>(RELTUPLES);
+      if (!row || row.reltuples >= seen) return;
+      // Another session analyzing svc_jobs (autovacuum, another instance) holds the lock: leave it to them.
+      await this.db.tx('svc-jobs-analyze', async (t) => {
+        await t.none(ANALYZE_LOCK_TIMEOUT);
+        await t.none(ANALYZE);
+      });
+    } catch {
+      // The statistics stay as they were: the next look, a second later, tries again.
+      this.seen += seen;
+    }
+  }
+}
+
+const RELTUPLES = compile(sql`select reltuples::float8 as reltuples from pg_class where oid = 'svc_jobs'::regclass`);
+const ANALYZE_LOCK_TIMEOUT = compile(sql`set local lock_timeout = 1000`);
+const ANALYZE = compile(sql`analyze svc_jobs`);
+
+const statisticsByDb = new WeakMap<Db, JobStatistics>();
+
+/** The one JobStatistics of a database handle (the token and internal planes share it). */
+export function jobStatistics(db: Db): JobStatistics {
+  let statistics = statisticsByDb.get(db);
+  if (!statistics) {
+    statistics = new JobStatistics(db);
+    statisticsByDb.set(db, statistics);
+  }
+  return statistics;
 }
 
 /** One acknowledged job, as the per-job route needs it. */

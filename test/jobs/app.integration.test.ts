@@ -151,3 +151,34 @@ describe('GET /jobs/{id}', () => {
     expect(await jobs.get(id, TenantScope.of('other'))).toBeNull();
   });
 });
+
+describe('POST /jobs under the tenant feed cursor (SVC_FEED_CURSOR=tenant)', () => {
+  let tenantMode: TestService;
+  beforeAll(async () => {
+    tenantMode = await startJobsService({ env: { SVC_FEED_CURSOR: 'tenant' } });
+  });
+  afterAll(async () => {
+    await tenantMode?.close();
+  });
+
+  it('writes the job, its JobEnqueued event stamped with the tenant\'s next position, and its audit entry, per tenant', async () => {
+    const ids: Array<[string | null, string]> = [];
+    for (const tenant of ['tenant-a', 'tenant-a', null]) {
+      const reply = await userClient(tenantMode, 'Viewer', 'enqueuer', tenant)('POST', '/jobs', { queue: 'q', kind: 'k', payload: { n: 1 } });
+      expect(reply.status).toBe(201);
+      ids.push([tenant, reply.body.id]);
+    }
+    const events = await tenantMode.ctx.db.any<{ stream_id: string; tenant_id: string; version: number; event_type: string; tenant_seq: string | null; data: unknown }>(
+      `select stream_id, tenant_id, version, event_type, tenant_seq::text, data from svc_events where stream_type = 'Job' and stream_id = any($1) order by tenant_id, tenant_seq`,
+      [ids.map(([, id]) => id)]);
+    expect(events.map((e) => [e.tenant_id, e.event_type, e.version])).toEqual([['', 'JobEnqueued', 1], ['tenant-a', 'JobEnqueued', 1], ['tenant-a', 'JobEnqueued', 1]]);
+    const seqs = events.filter((e) => e.tenant_id === 'tenant-a').map((e) => Number(e.tenant_seq));
+    expect(seqs[1]).toBe(seqs[0] + 1);
+    expect(events[0].tenant_seq).not.toBeNull();
+    expect(events[0].data).toEqual({ queue: 'q', kind: 'k', priority: 0, maxAttempts: 5 });
+    const audited = await tenantMode.ctx.db.any<{ entity_id: string; tenant_id: string; action: string }>(
+      `select entity_id, tenant_id, action from svc_audit where entity_type = 'Job' and entity_id = any($1)`, [ids.map(([, id]) => id)]);
+    expect(audited.map((a) => [a.entity_id, a.tenant_id, a.action]).sort()).toEqual(
+      ids.map(([tenant, id]) => [id, tenant ?? '', 'job.enqueue']).sort());
+  });
+});
