@@ -25,7 +25,7 @@ const COMPONENTS: ReadonlyArray<readonly [string, RegExp]> = [
   ['edge and HTTP middleware (runtime/http, runtime/edge)', /\/runtime\/(http|edge)\//],
   ['db access (runtime/db)', /\/runtime\/db\//],
   ['node-postgres (pg, pg-protocol, pg-pool, pg-promise)', /\/node_modules\/(pg|pg-protocol|pg-pool|pg-promise|pg-types)\//],
-  ['Koa, router, body parser', /\/node_modules\/(koa[^/]*|@koa\/[^/]+|koa-compose|delegates|vary|ee-first|accepts|type-is|content-type|negotiator|co-body|raw-body|inflation|fast-uri|on-finished|statuses|http-errors|mime-types|cache-content-type)\//],
+  ['Koa, router, body parser', /\/node_modules\/(koa[^/]*|@koa\/[^/]+|koa-compose|delegates|vary|ee-first|accepts|type-is|content-type|negotiator|co-body|raw-body|inflation|on-finished|statuses|http-errors|mime-types|cache-content-type)\//],
   ['the bench\'s own server code (floor)', /\/bench\/records\//],
   // Sockets and streams are no component: their time (and the kernel's) counts to whoever reads or writes.
   ['node HTTP server (parser, headers, response)', /node:_http|node:internal\/http|node:internal\/url|llhttp|node::http/],
