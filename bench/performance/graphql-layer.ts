@@ -19,6 +19,7 @@ import { buildSchema, execute, getArgumentValues, getVariableValues, parse, type
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { loadConfig } from '../../runtime/config/index.ts';
 import { Executor } from '../../runtime/graphql/execute.ts';
+import { compileOperation } from '../../runtime/graphql/jit.ts';
 import { createSchema, type SchemaServices } from '../../runtime/graphql/schema.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200_000);
@@ -52,7 +53,7 @@ async function timed(label: string, run: () => unknown): Promise<number> {
 const services = { records: { list: async () => rows, create: async () => row } } as unknown as SchemaServices;
 const svcSchema = createSchema(services);
 const limits = loadConfig({}).graphql;
-const executors = { js: new Executor(svcSchema, { ...limits, executor: 'js' }), jit: new Executor(svcSchema, { ...limits, executor: 'jit' }) };
+const executors = { js: new Executor(svcSchema, limits), jit: new Executor(svcSchema, limits, undefined, compileOperation) };
 
 for (const [name, { query, variables }] of Object.entries(documents)) {
   const document = parse(query);

@@ -4,8 +4,8 @@
  * validated again. An operation that is one root field returning a leaf (JSON,
  * Int, Boolean: most of our operations) skips graphql-js' executor: its
  * arguments are coerced by graphql-js and its resolver called directly.
- * With SVC_GRAPHQL_EXECUTOR=jit every operation is compiled once by
- * graphql-jit beside its parsed document and run compiled (jit.ts).
+ * Given graphql-jit's compiler (SVC_GRAPHQL_EXECUTOR=jit), every operation is
+ * compiled once beside its parsed document and run compiled (jit.ts).
  */
 import {
   execute, getArgumentValues, getNamedType, getVariableValues, isLeafType, isListType, isNonNullType, Kind, locatedError, parse,
@@ -16,7 +16,10 @@ import { LRUCache } from 'lru-cache';
 import type { GraphQLLimits } from '../config/index.ts';
 import { checkPlannedRows, checkRootFields, fragmentsOf, MAX_TOKENS, rowsPlan, type RowsPlan } from './cost.ts';
 import type { GraphqlOperationType, GraphqlOutcome } from '../metrics/index.ts';
-import { compileOperation, type CompiledOperation } from './jit.ts';
+import type { CompiledOperation, compileOperation } from './jit.ts';
+
+/** graphql-jit's compiler (jit.ts), given when SVC_GRAPHQL_EXECUTOR=jit: loaded only then (it costs ~140 ms of CPU to load). */
+export type OperationCompiler = typeof compileOperation;
 
 export type OperationObserver = (type: GraphqlOperationType, outcome: GraphqlOutcome, seconds: number) => void;
 
@@ -72,6 +75,8 @@ export class Executor {
     private readonly limits: GraphQLLimits,
     /** Told of every operation run over HTTP (metrics). */
     private readonly observe: OperationObserver = () => undefined,
+    /** Compiles each cached operation (SVC_GRAPHQL_EXECUTOR=jit); without it graphql-js runs them. */
+    private readonly compileJit?: OperationCompiler,
   ) {}
 
   async run(request: GraphQLRequest, context: unknown): Promise<ExecutionResult> {
@@ -135,7 +140,7 @@ export class Executor {
     for (const def of document.definitions) {
       if (def.kind !== Kind.OPERATION_DEFINITION) continue;
       const name = def.name?.value ?? null;
-      const compiled = this.limits.executor === 'jit' && def.operation !== 'subscription' ? compileOperation(this.schema, document, name) : null;
+      const compiled = this.compileJit && def.operation !== 'subscription' ? this.compileJit(this.schema, document, name) : null;
       operations.set(name, { op: def, fast: this.fastField(def, document), rows: rowsPlan(def, fragments), compiled });
     }
     return { document, operations };

@@ -18,6 +18,7 @@ import { execute, parse, type ExecutionResult, type GraphQLError, type GraphQLSc
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Executor } from '../../runtime/graphql/execute.ts';
+import { compileOperation } from '../../runtime/graphql/jit.ts';
 import { formatErrors } from '../../runtime/graphql/errors.ts';
 import { createModelChanges } from '../../runtime/graphql/feed.ts';
 import { createSchema } from '../../runtime/graphql/schema.ts';
@@ -54,7 +55,8 @@ const silent = pino({ level: 'silent' });
 const MISSING = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 
 beforeAll(async () => {
-  service = await startTestService();
+  // The service itself on graphql-jit: its executor is the mocked module's too (the last test).
+  service = await startTestService({ env: { SVC_GRAPHQL_EXECUTOR: 'jit' } });
   const { ctx } = service;
   const services = ctx.services as any;
   schema = createSchema({
@@ -75,8 +77,8 @@ beforeAll(async () => {
       if (name in nulls) field.resolve = (source, args, context, info) => (args.model === 'Nulls' ? nulls[name] : resolve(source, args, context, info));
     }
   }
-  executors.jit = new Executor(schema, { ...ctx.config.graphql, executor: 'jit' });
-  executors.js = new Executor(schema, { ...ctx.config.graphql, executor: 'js' });
+  executors.jit = new Executor(schema, ctx.config.graphql, undefined, compileOperation);
+  executors.js = new Executor(schema, ctx.config.graphql);
 });
 afterAll(() => service?.close());
 
@@ -266,5 +268,18 @@ describe('graphql-jit answers as graphql-js does', () => {
       { query: 'query($n: Int) { records(model: "Task", limit: $n) }', variables: { n: 2.5 } },
       { query: 'query($i: [String!]) { records(model: "Task", include: $i) }', variables: { i: [null] } },
     ], 'fell back');
+  });
+
+  it('SVC_GRAPHQL_EXECUTOR=jit: the service answers over HTTP with compiled operations', async () => {
+    const token = await service.token({ role: 'Manager', userId: 'jit-http' });
+    compiledRuns.length = 0;
+    const response = await fetch(`${service.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ records(model: "Task", limit: 1) }' }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: { records: unknown[] } }).data.records).toHaveLength(1);
+    expect(compiledRuns).toEqual(['compiled']);
   });
 });
