@@ -27,7 +27,8 @@
  *
  * BENCH_EXECUTORS=1 adds, to the read and create rows, svc-gen on graphql-js (SVC_GRAPHQL_EXECUTOR=js)
  * alternated with svc-gen on graphql-jit (=jit), each on a seeded database of its own
- * (BENCH_EXECUTORS_ONLY=1: only that pair).
+ * (BENCH_EXECUTORS_ONLY=1: only that pair; BENCH_EXECUTORS_SAME=js or jit: both on that executor,
+ * an A/A control of the pair's own asymmetry).
  *
  * BENCH_ROWS=read,create,enqueue,jobs,start picks rows (default: all); BENCH_SECONDS
  * (default 6) per system and HTTP row, after a warm-up of BENCH_WARM_SECONDS (default 2);
@@ -148,7 +149,8 @@ async function records(meter: CpuMeter): Promise<void> {
       const before = BEFORE !== undefined && ROWS.has('create')
         ? { then: await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }, BEFORE), now: await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }) }
         : undefined;
-      const executors = EXECUTORS ? { js: await seeded('js'), jit: await seeded('jit') } : undefined;
+      const same = process.env.BENCH_EXECUTORS_SAME as 'js' | 'jit' | undefined;
+      const executors = EXECUTORS ? { js: await seeded(same ?? 'js'), jit: await seeded(same ?? 'jit') } : undefined;
       try {
         await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack, before, executors);
       } finally {
