@@ -8,11 +8,19 @@
  *   graphql-jit  the document compiled once by graphql-jit (compileQuery), then run
  *   fast path    what svc-gen's Executor does for one root field returning a leaf
  *                (runtime/graphql/execute.ts): coerce variables and arguments, call the resolver, serialize
+ *   Executor js / Executor jit
+ *                svc-gen's Executor.run() whole (document cache, cost plan, time limit) on svc-gen's own
+ *                schema (runtime/graphql/schema.ts, a records service returning the same fixed values),
+ *                with SVC_GRAPHQL_EXECUTOR=js (the fast path) and =jit (graphql-jit, runtime/graphql/jit.ts)
  *
  * The figures decide whether compiled execution is worth adopting (docs/performance.md).
  */
 import { buildSchema, execute, getArgumentValues, getVariableValues, parse, type FieldNode, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
+import { loadConfig } from '../../runtime/config/index.ts';
+import { Executor } from '../../runtime/graphql/execute.ts';
+import { compileOperation } from '../../runtime/graphql/jit.ts';
+import { createSchema, type SchemaServices } from '../../runtime/graphql/schema.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200_000);
 
@@ -41,6 +49,12 @@ async function timed(label: string, run: () => unknown): Promise<number> {
   return us;
 }
 
+// svc-gen's schema (its own graphql-js instance: the one above is the bench folder's) over a records service that answers at once.
+const services = { records: { list: async () => rows, create: async () => row } } as unknown as SchemaServices;
+const svcSchema = createSchema(services);
+const limits = loadConfig({}).graphql;
+const executors = { js: new Executor(svcSchema, limits), jit: new Executor(svcSchema, limits, undefined, compileOperation) };
+
 for (const [name, { query, variables }] of Object.entries(documents)) {
   const document = parse(query);
   const op = document.definitions[0] as OperationDefinitionNode;
@@ -58,4 +72,13 @@ for (const [name, { query, variables }] of Object.entries(documents)) {
     const args = getArgumentValues(field, node, coerced.coerced);
     return { data: { [node.name.value]: await field.resolve!(undefined, args, undefined, undefined as never) } };
   });
+}
+
+for (const [name, { query, variables }] of Object.entries(documents)) {
+  console.log(`\n${name}, svc-gen's Executor.run(): ${query}`);
+  for (const [executor, run] of Object.entries(executors)) {
+    const answer = await run.run({ query, variables }, {});
+    if (answer.errors) throw new Error(`${executor}: ${JSON.stringify(answer.errors)}`);
+    await timed(`Executor ${executor}`, () => run.run({ query, variables }, {}));
+  }
 }

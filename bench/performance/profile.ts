@@ -6,7 +6,8 @@
  * included, so round trips), their texts, and the server process's CPU time.
  * Run it under `node --cpu-prof --import tsx` for a flame graph of the same.
  *
- *   PROFILE_SECONDS (default 5), PROFILE_CONNECTIONS (default 16);
+ *   PROFILE_SECONDS (default 5), PROFILE_WARM_SECONDS (load before the window, default 1),
+ *   PROFILE_CONNECTIONS (default 16);
  *   PROFILE_RATE=N holds the load at N requests/s: CPU per request then compares
  *   across runs and code versions on a shared machine (saturated, it moves with
  *   the throughput the machine's other load leaves);
@@ -32,6 +33,8 @@ import { processCpuMs } from '../cpu.ts';
 import { recordPerf } from './perf-record.ts';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 5);
+/** Load before the measured window: V8 optimizes a server's hot code over its first seconds (its compiler threads' CPU). */
+const WARM_SECONDS = Number(process.env.PROFILE_WARM_SECONDS ?? 1);
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 16);
 const RATE = process.env.PROFILE_RATE ? Number(process.env.PROFILE_RATE) : undefined;
 const mode = process.argv[2] ?? 'create';
@@ -157,7 +160,7 @@ async function profileCreate(model = 'Item', fixture = resolve(import.meta.dirna
     const token = await svc.token({ role: 'Sales', userId: 'bench' });
     const body = JSON.stringify({ query: `mutation($d: JSON!) { create(model: "${model}", data: $d) }`, variables: { d: { name: 'bench', price: 1 } } });
     const spec = { rate: RATE, url: `${svc.url}/graphql`, connections: CONNECTIONS, headers: { authorization: `Bearer ${token}` }, body };
-    await runLoad({ ...spec, seconds: 1 });
+    await runLoad({ ...spec, seconds: WARM_SECONDS });
     const m = await measure(svc.ctx.server, svc.database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
     report(`POST /graphql create ${model} c=${CONNECTIONS}`, m);
   } finally {
@@ -178,7 +181,7 @@ async function profileRead(): Promise<void> {
     const token = await svc.token({ role: 'Sales', userId: 'bench' });
     const body = JSON.stringify({ query: '{ records(model: "Item", limit: 20) }' });
     const spec = { rate: RATE, url: `${svc.url}/graphql`, connections: CONNECTIONS, headers: { authorization: `Bearer ${token}` }, body };
-    await runLoad({ ...spec, seconds: 1 });
+    await runLoad({ ...spec, seconds: WARM_SECONDS });
     const m = await measure(svc.ctx.server, svc.database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
     report(`POST /graphql records c=${CONNECTIONS}`, m);
   } finally {
@@ -208,7 +211,7 @@ async function floorOf(workload: 'create' | 'records'): Promise<void> {
   try {
     const body = workload === 'create' ? JSON.stringify({ name: 'bench', price: 1 }) : '{}';
     const spec = { rate: RATE, url: `${floor.url}/${workload}`, connections: CONNECTIONS, headers: {}, body };
-    await runLoad({ ...spec, seconds: 1 });
+    await runLoad({ ...spec, seconds: WARM_SECONDS });
     const m = await measure(floor.server, database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
     report(`floor ${workload} c=${CONNECTIONS}`, m);
   } finally {
@@ -226,7 +229,7 @@ async function profileStack(): Promise<void> {
   try {
     const body = JSON.stringify({ query: 'mutation($d: JSON!) { create(model: "Item", data: $d) }', variables: { d: { name: 'bench', price: 1 } } });
     const spec = { rate: RATE, url: `${stack.url}/graphql`, connections: CONNECTIONS, headers: {}, body };
-    await runLoad({ ...spec, seconds: 1 });
+    await runLoad({ ...spec, seconds: WARM_SECONDS });
     const m = await measure(stack.server, database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
     report(`Koa + graphql-js + floor create c=${CONNECTIONS}`, m);
   } finally {
@@ -241,7 +244,7 @@ async function profileEnqueue(): Promise<void> {
     const jwt = await svc.token({ role: 'Viewer', userId: 'bench' });
     const spec = { rate: RATE, url: `${svc.url}/jobs`, connections: CONNECTIONS, headers: { authorization: `Bearer ${jwt}` },
       body: JSON.stringify({ queue: 'enqueue-bench', kind: 'noop', payload: { n: 1 } }) };
-    await runLoad({ ...spec, seconds: 1 });
+    await runLoad({ ...spec, seconds: WARM_SECONDS });
     const m = await measure(svc.ctx.server, svc.database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
     report(`POST /jobs c=${CONNECTIONS}`, m);
   } finally {
@@ -259,7 +262,7 @@ async function profileFloorEnqueue(): Promise<void> {
   try {
     const spec = { rate: RATE, url: `${floor.url}/${process.env.PROFILE_KOA ? 'koa/' : ''}jobs`, connections: CONNECTIONS, headers: {},
       body: JSON.stringify({ queue: 'enqueue-bench', kind: 'noop', payload: { n: 1 } }) };
-    await runLoad({ ...spec, seconds: 1 });
+    await runLoad({ ...spec, seconds: WARM_SECONDS });
     const m = await measure(floor.server, database.name, async () => ({ ...(await runLoad({ ...spec, seconds: SECONDS })) }));
     report(`${process.env.PROFILE_KOA ? 'Koa + ' : ''}floor POST /jobs c=${CONNECTIONS}`, m);
   } finally {

@@ -25,6 +25,11 @@
  * dist/, a database of its own) alternated with this checkout's on a database of its own: a
  * before/after of one run (BENCH_BEFORE_ONLY=1: only that pair).
  *
+ * BENCH_EXECUTORS=1 adds, to the read and create rows, svc-gen on graphql-js (SVC_GRAPHQL_EXECUTOR=js)
+ * alternated with svc-gen on graphql-jit (=jit), each on a seeded database of its own
+ * (BENCH_EXECUTORS_ONLY=1: only that pair; BENCH_EXECUTORS_SAME=js or jit: both on that executor,
+ * an A/A control of the pair's own asymmetry).
+ *
  * BENCH_ROWS=read,create,enqueue,jobs,start picks rows (default: all); BENCH_SECONDS
  * (default 6) per system and HTTP row, after a warm-up of BENCH_WARM_SECONDS (default 2);
  * the drains' settings: ../jobs/run.ts; BENCH_STARTS (default 10).
@@ -45,6 +50,7 @@ const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
 const BEFORE = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : undefined;
+const EXECUTORS = process.env.BENCH_EXECUTORS === '1' || process.env.BENCH_EXECUTORS_ONLY === '1';
 const ROWS = new Set((process.env.BENCH_ROWS ?? 'read,create,enqueue,jobs,start').split(',').map((row) => row.trim()));
 /** Connections per server, the same for each: five servers and the other engineers' tests share max_connections (100). */
 const POOL_SIZE = 10;
@@ -143,9 +149,13 @@ async function records(meter: CpuMeter): Promise<void> {
       const before = BEFORE !== undefined && ROWS.has('create')
         ? { then: await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }, BEFORE), now: await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE) }) }
         : undefined;
+      const same = process.env.BENCH_EXECUTORS_SAME as 'js' | 'jit' | undefined;
+      const executors = EXECUTORS ? { js: await seeded(same ?? 'js'), jit: await seeded(same ?? 'jit') } : undefined;
       try {
-        await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack, before);
+        await readAndCreate(meter, service, svcCpu, floorTarget, floorCreate, pgl, stack, before, executors);
       } finally {
+        await executors?.js.stop();
+        await executors?.jit.stop();
         await before?.then.stop();
         await before?.now.stop();
         await stack.stop();
@@ -161,10 +171,18 @@ async function records(meter: CpuMeter): Promise<void> {
   }
 }
 
+/** svc-gen on one GraphQL executor, on a database of its own seeded as the shared one. */
+async function seeded(executor: 'js' | 'jit'): Promise<InstalledService> {
+  const service = await startInstalled(RECORDS_SCHEMA, { SVC_DB_POOL_SIZE: String(POOL_SIZE), SVC_GRAPHQL_EXECUTOR: executor });
+  await prepareRecordsDatabase({ none: (text) => service.pool.query(text), multi: (text) => service.pool.query(text) }, SEED_ROWS);
+  return service;
+}
+
 async function readAndCreate(
   meter: CpuMeter, service: InstalledService, svcCpu: Pick<HttpTarget, 'pids' | 'backends'>,
   floorTarget: (path: string, body: string) => HttpTarget, floorCreate: HttpTarget,
   pgl: Child & { backends: Backends }, stack: Child & { backends: Backends }, before?: { then: InstalledService; now: InstalledService },
+  executors?: { js: InstalledService; jit: InstalledService },
 ): Promise<void> {
   const auth = { authorization: `Bearer ${await service.token('Sales', 'bench')}` };
   const pglFields = 'rowId tenantId createdAt updatedAt deletedAt name price note';
@@ -194,8 +212,8 @@ async function readAndCreate(
       stackTarget('Koa + graphql-js + floor SQL', '/graphql', createQuery),
     ],
   };
-  const own = async (name: string, service: InstalledService): Promise<HttpTarget> => ({
-    name, url: `${service.url}/graphql`, headers: { authorization: `Bearer ${await service.token('Sales', 'bench')}` }, body: createQuery,
+  const own = async (name: string, service: InstalledService, body = createQuery): Promise<HttpTarget> => ({
+    name, url: `${service.url}/graphql`, headers: { authorization: `Bearer ${await service.token('Sales', 'bench')}` }, body,
     pids: [service.pid], backends: { database: service.database.name, application: 'svc-gen%' },
   });
   const beforeTargets = before && [await own('svc-gen, own database', before.now), await own('svc-gen before, own database', before.then)];
@@ -215,6 +233,17 @@ async function readAndCreate(
           ratio: { value: nowResult.rps / thenResult.rps, of: 'before', target: 0.95 } },
       );
       if (process.env.BENCH_BEFORE_ONLY === '1') continue;
+    }
+    if (executors) {
+      log(`${row}: graphql-js and graphql-jit, each on its own database`);
+      const body = run.workload === 'read' ? readQuery : createQuery;
+      const [js, jit] = await alternate(meter, [await own('svc-gen js', executors.js, body), await own('svc-gen jit', executors.jit, body)], run.connections);
+      lines.push(
+        { row, system: 'svc-gen, SVC_GRAPHQL_EXECUTOR=js (own database)', value: js.rps, unit: 'req/s', detail: detail(js) },
+        { row, system: 'svc-gen, SVC_GRAPHQL_EXECUTOR=jit (own database)', value: jit.rps, unit: 'req/s', detail: detail(jit) },
+        { row, system: 'jit / js', value: jit.rps / js.rps, unit: 'x', detail: `CPU ${(jit.cpuMs / js.cpuMs).toFixed(2)}x` },
+      );
+      if (process.env.BENCH_EXECUTORS_ONLY === '1') continue;
     }
     const [svcResult, floorResult, pglResult, koaResult, stackResult] = await alternate(meter, targets[run.workload], run.connections);
     lines.push(

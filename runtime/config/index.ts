@@ -217,6 +217,11 @@ export interface GraphQLLimits {
    * beyond it the planner's estimate is returned with `totalCountIsEstimate: true`.
    */
   readonly exactCountLimit: number;
+  /**
+   * SVC_GRAPHQL_EXECUTOR: `js` runs operations on graphql-js (one root field returning a leaf
+   * without its executor); `jit` compiles each cached operation with graphql-jit (graphql/jit.ts).
+   */
+  readonly executor: 'js' | 'jit';
 }
 
 /** The runner's SVC_MIGRATE_* variables (runtime/db/migrate/settings.ts), each problem reported with the others. */
@@ -325,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxResponseBytes: r.int('SVC_GRAPHQL_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       maxSubscriptionsPerSocket: r.int('SVC_GRAPHQL_MAX_SUBSCRIPTIONS', 100, 1, 100_000),
       exactCountLimit: r.int('SVC_GRAPHQL_EXACT_COUNT_LIMIT', 10_000, 1, 10_000_000),
+      executor: r.oneOf('SVC_GRAPHQL_EXECUTOR', ['js', 'jit'], 'js'),
     },
     maxPreparedStatements: r.int('SVC_DB_MAX_PREPARED_STATEMENTS', 200, 0, 100_000),
     http,

@@ -4,9 +4,11 @@
  * validated again. An operation that is one root field returning a leaf (JSON,
  * Int, Boolean: most of our operations) skips graphql-js' executor: its
  * arguments are coerced by graphql-js and its resolver called directly.
+ * Given graphql-jit's compiler (SVC_GRAPHQL_EXECUTOR=jit), every operation is
+ * compiled once beside its parsed document and run compiled (jit.ts).
  */
 import {
-  execute, getArgumentValues, getNamedType, getVariableValues, isLeafType, isNonNullType, Kind, locatedError, parse,
+  execute, getArgumentValues, getNamedType, getVariableValues, isLeafType, isListType, isNonNullType, Kind, locatedError, parse,
   validate, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLField, type GraphQLSchema,
   type OperationDefinitionNode, type FieldNode, type GraphQLLeafType,
 } from 'graphql';
@@ -14,6 +16,10 @@ import { LRUCache } from 'lru-cache';
 import type { GraphQLLimits } from '../config/index.ts';
 import { checkPlannedRows, checkRootFields, fragmentsOf, MAX_TOKENS, rowsPlan, type RowsPlan } from './cost.ts';
 import type { GraphqlOperationType, GraphqlOutcome } from '../metrics/index.ts';
+import type { CompiledOperation, compileOperation } from './jit.ts';
+
+/** graphql-jit's compiler (jit.ts), given when SVC_GRAPHQL_EXECUTOR=jit: loaded only then (it costs ~140 ms of CPU to load). */
+export type OperationCompiler = typeof compileOperation;
 
 export type OperationObserver = (type: GraphqlOperationType, outcome: GraphqlOutcome, seconds: number) => void;
 
@@ -24,6 +30,17 @@ interface FastField {
   readonly leaf: GraphQLLeafType;
   readonly nonNull: boolean;
   readonly list: boolean;
+  /** A list whose items are non-null (`[JSON!]!`). */
+  readonly itemsNonNull: boolean;
+  /** graphql-js' message for a null where the schema says non-null. */
+  readonly nullMessage: string;
+}
+
+/** A null where the schema says non-null, at `path` (graphql-js raises it as a plain Error). */
+class NullValue extends Error {
+  constructor(message: string, readonly path: ReadonlyArray<string | number>) {
+    super(message);
+  }
 }
 
 interface Operation {
@@ -31,6 +48,8 @@ interface Operation {
   readonly fast: FastField | null;
   /** The rows it may read (request cost limits), planned once. */
   readonly rows: RowsPlan;
+  /** Compiled by graphql-jit (SVC_GRAPHQL_EXECUTOR=jit); null: not compiled, graphql-js runs it. */
+  readonly compiled: CompiledOperation | null;
 }
 
 interface Prepared {
@@ -56,6 +75,8 @@ export class Executor {
     private readonly limits: GraphQLLimits,
     /** Told of every operation run over HTTP (metrics). */
     private readonly observe: OperationObserver = () => undefined,
+    /** Compiles each cached operation (SVC_GRAPHQL_EXECUTOR=jit); without it graphql-js runs them. */
+    private readonly compileJit?: OperationCompiler,
   ) {}
 
   async run(request: GraphQLRequest, context: unknown): Promise<ExecutionResult> {
@@ -68,11 +89,16 @@ export class Executor {
     if (type === 'subscription') return this.observed(type, 'invalid', started, { errors: [new GraphQLError('subscriptions are served over WebSocket at /graphql/ws')] });
     const tooCostly = checkPlannedRows(entry.rows, request.variables ?? {}, this.limits);
     if (tooCostly) return this.observed(type, 'invalid', started, { errors: [tooCostly] });
-    const work = entry.fast
-      ? this.runFast(entry.op, entry.fast, request.variables ?? {}, context)
-      : Promise.resolve(execute({ schema: this.schema, document: prepared.document, variableValues: request.variables, operationName: request.operationName, contextValue: context }));
-    const result = await withTimeout(work, this.limits.timeoutMs);
+    const result = await withTimeout(this.execute(prepared, entry, request, context), this.limits.timeoutMs);
     return this.observed(type, result.errors ? 'error' : 'success', started, result);
+  }
+
+  private async execute(prepared: Prepared, entry: Operation, request: GraphQLRequest, context: unknown): Promise<ExecutionResult> {
+    const variables = request.variables ?? {};
+    const compiled = entry.compiled && await entry.compiled(context, variables);
+    if (compiled) return compiled;
+    if (entry.fast) return this.runFast(entry.op, entry.fast, variables, context);
+    return execute({ schema: this.schema, document: prepared.document, variableValues: request.variables, operationName: request.operationName, contextValue: context });
   }
 
   /**
@@ -113,7 +139,9 @@ export class Executor {
     const operations = new Map<string | null, Operation>();
     for (const def of document.definitions) {
       if (def.kind !== Kind.OPERATION_DEFINITION) continue;
-      operations.set(def.name?.value ?? null, { op: def, fast: this.fastField(def, document), rows: rowsPlan(def, fragments) });
+      const name = def.name?.value ?? null;
+      const compiled = this.compileJit && def.operation !== 'subscription' ? this.compileJit(this.schema, document, name) : null;
+      operations.set(name, { op: def, fast: this.fastField(def, document), rows: rowsPlan(def, fragments), compiled });
     }
     return { document, operations };
   }
@@ -128,7 +156,11 @@ export class Executor {
     const named = getNamedType(def.type);
     if (!isLeafType(named)) return null;
     const inner = isNonNullType(def.type) ? def.type.ofType : def.type;
-    return { def, node, key: node.alias?.value ?? node.name.value, leaf: named, nonNull: isNonNullType(def.type), list: 'ofType' in inner };
+    const list = isListType(inner);
+    return {
+      def, node, key: node.alias?.value ?? node.name.value, leaf: named, nonNull: isNonNullType(def.type), list,
+      itemsNonNull: list && isNonNullType(inner.ofType), nullMessage: `Cannot return null for non-nullable field ${root!.name}.${def.name}.`,
+    };
   }
 
   private async runFast(op: OperationDefinitionNode, f: FastField, inputs: Record<string, unknown>, context: unknown): Promise<ExecutionResult> {
@@ -137,21 +169,26 @@ export class Executor {
     try {
       const args = getArgumentValues(f.def, f.node, variables.coerced);
       const value = await f.def.resolve!(undefined, args, context, undefined as never);
-      return { data: { [f.key]: this.serialize(f, value) } };
+      return { data: { [f.key]: serialize(f, value) } };
     } catch (error) {
-      const located = locatedError(error, [f.node], [f.key]);
+      const located = error instanceof NullValue ? locatedError(new Error(error.message), [f.node], error.path) : locatedError(error, [f.node], [f.key]);
       return { data: f.nonNull ? null : { [f.key]: null }, errors: [located] };
     }
   }
+}
 
-  private serialize(f: FastField, value: unknown): unknown {
-    if (value === null || value === undefined) {
-      if (f.nonNull) throw new Error(`${f.key} resolved to null`);
-      return null;
-    }
-    if (f.list) return (value as unknown[]).map((item) => f.leaf.serialize(item));
-    return f.leaf.serialize(value);
+/** The resolver's value as graphql-js completes it: serialized, a null where the schema says non-null an error. */
+function serialize(f: FastField, value: unknown): unknown {
+  if (value === null || value === undefined) {
+    if (f.nonNull) throw new NullValue(f.nullMessage, [f.key]);
+    return null;
   }
+  if (!f.list) return f.leaf.serialize(value);
+  return (value as unknown[]).map((item, i) => {
+    if (item !== null && item !== undefined) return f.leaf.serialize(item);
+    if (f.itemsNonNull) throw new NullValue(f.nullMessage, [f.key, i]);
+    return null;
+  });
 }
 
 /** The operation named `name`, or the only one when no name is given. */

@@ -27,6 +27,9 @@ describe('loadConfig', () => {
     expect(loadConfig(base).jobs).toMatchObject({ retainSucceededHours: 24, retainDeadDays: 30 });
     expect(loadConfig({ ...base, SVC_GRAPHQL_EXACT_COUNT_LIMIT: '500' }).graphql.exactCountLimit).toBe(500);
     expect(() => loadConfig({ ...base, SVC_GRAPHQL_EXACT_COUNT_LIMIT: '0' })).toThrow(/^SVC_GRAPHQL_EXACT_COUNT_LIMIT /);
+    expect(loadConfig(base).graphql.executor).toBe('js');
+    expect(loadConfig({ ...base, SVC_GRAPHQL_EXECUTOR: 'jit' }).graphql.executor).toBe('jit');
+    expect(() => loadConfig({ ...base, SVC_GRAPHQL_EXECUTOR: 'fast' })).toThrow(/^SVC_GRAPHQL_EXECUTOR /);
     expect(loadConfig({ ...base, SVC_JOB_RETAIN_SUCCEEDED_HOURS: '0.5' }).jobs.retainSucceededHours).toBe(0.5);
     expect(() => loadConfig({ ...base, SVC_JOB_RETAIN_SUCCEEDED_HOURS: '0' })).toThrow(/^SVC_JOB_RETAIN_SUCCEEDED_HOURS /);
     expect(() => loadConfig({ ...base, SVC_JOB_RETAIN_DEAD_DAYS: 'never' })).toThrow(/^SVC_JOB_RETAIN_DEAD_DAYS /);

@@ -109,6 +109,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     SVC_ARGON2_TIME_COST: '1',
     // The whole suite can run on the per-tenant feed cursor (ADR 025 decision 4): SVC_FEED_CURSOR=tenant.
     ...(process.env.SVC_FEED_CURSOR ? { SVC_FEED_CURSOR: process.env.SVC_FEED_CURSOR } : {}),
+    // ... and on compiled GraphQL execution (graphql-jit): SVC_GRAPHQL_EXECUTOR=jit.
+    ...(process.env.SVC_GRAPHQL_EXECUTOR ? { SVC_GRAPHQL_EXECUTOR: process.env.SVC_GRAPHQL_EXECUTOR } : {}),
     ...options.env,
   };
   const log = options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
