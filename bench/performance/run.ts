@@ -39,6 +39,7 @@ import type { DrainSummary } from '../jobs/drain.ts';
 import { measureStarts } from '../start/run.ts';
 import { CREATE_BODY, RECORDS_SCHEMA, startInstalled, type InstalledService } from './installed.ts';
 import { cpuSpent, CpuMeter, spawnChild, type Backends, type Child } from './processes.ts';
+import { machineBusyMs } from '../cpu.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
@@ -87,16 +88,26 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  * over the rounds.
  */
 async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connections: number): Promise<Measured[]> {
-  const rounds: Array<Array<LoadResult & { cpu: number; requests: number }>> = targets.map(() => []);
+  const rounds: Array<Array<LoadResult & { cpu: number; requests: number; others: number; rest: number }>> = targets.map(() => []);
   const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
+  const sampleAll = () => Promise.all(targets.map((target) => meter.sample(target.pids, target.backends)));
   for (const target of targets) await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds: WARM_SECONDS });
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, target] of targets.entries()) {
-      const before = await meter.sample(target.pids, target.backends);
+      const before = await sampleAll();
+      const busy = machineBusyMs();
+      const began = performance.now();
       const result = await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds });
-      const cpu = cpuSpent(before, await meter.sample(target.pids, target.backends));
+      const after = await sampleAll();
+      const spent = targets.map((_, j) => cpuSpent(before[j], after[j]));
+      const cpu = spent[i];
+      // What else ran during the slice: the other systems compared (idle, or finishing work the load left them),
+      // and the rest of the machine (the load generator, the other servers, other users).
+      const others = spent.reduce((sum, ms, j) => sum + (j === i ? 0 : ms), 0);
+      const machine = busy === null ? Number.NaN : machineBusyMs()! - busy;
+      const elapsed = (performance.now() - began) / 1000; // the slice, the load generator's start and the samples
       if (result.errors + result.non2xx > 0) throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-      rounds[i].push({ ...result, cpu, requests: result.rps * seconds });
+      rounds[i].push({ ...result, cpu, requests: result.rps * seconds, others: others / elapsed, rest: (machine - cpu - others) / elapsed });
     }
   }
   return targets.map((target, i) => {
@@ -107,7 +118,8 @@ async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connec
       cpuMs: median(all.map((r) => r.cpu / r.requests)),
     };
     log(`  ${target.name} c=${connections}: ${Math.round(result.rps)} req/s (rounds: ${all.map((r) => Math.round(r.rps)).join(', ')}), `
-      + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request`);
+      + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request; meanwhile, ms of CPU per second: `
+      + `the other systems of the row ${median(all.map((r) => r.others)).toFixed(0)}, the rest of the machine ${median(all.map((r) => r.rest)).toFixed(0)}`);
     return result;
   });
 }
