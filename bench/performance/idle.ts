@@ -8,7 +8,7 @@
  *
  *   idle   IDLE_SECONDS (default 30) after a settle of 5 s: its timers alone
  *   after  IDLE_SECONDS after BURST_SECONDS (default 6, one slice of the bench's
- *          create rows) of creates at c=16: the work a burst leaves behind,
+ *          create rows) of creates at c=BURST_CONNECTIONS (default 16): the work a burst leaves behind,
  *          which in bench:performance runs during the other system's slice
  *
  * Both versions are up throughout (as in the bench's before/after pair); each
@@ -25,6 +25,7 @@ import { CpuMeter } from './processes.ts';
 
 const IDLE_SECONDS = Number(process.env.IDLE_SECONDS ?? 30);
 const BURST_SECONDS = Number(process.env.BURST_SECONDS ?? 6);
+const BURST_CONNECTIONS = Number(process.env.BURST_CONNECTIONS ?? 16);
 const TOP = Number(process.env.IDLE_TOP ?? 12);
 const HOOK = pathToFileURL(join(import.meta.dirname, 'count-statements.mjs')).href;
 const dir = mkdtempSync(join(tmpdir(), 'svc-idle-'));
@@ -43,6 +44,8 @@ interface Window {
   readonly sent: Map<string, number>;
   /** The CPU of the window's thirds (the first, the second, the last), process + backends, ms. */
   readonly thirds: readonly number[];
+  /** The CPU of each of the first 10 seconds, ms. */
+  readonly first: readonly number[];
 }
 
 async function start(label: string, checkout?: string): Promise<Version> {
@@ -94,14 +97,14 @@ async function window(meter: CpuMeter, version: Version): Promise<Window> {
   const sent = difference(await sentSoFar(version), sentBefore);
   const third = Math.ceil(IDLE_SECONDS / 3);
   const thirds = [0, 1, 2].map((i) => seconds.slice(i * third, (i + 1) * third).reduce((a, b) => a + b, 0));
-  return { node, pg, sent, thirds };
+  return { node, pg, sent, thirds, first: seconds.slice(0, 10) };
 }
 
 /** BURST_SECONDS of creates at c=16: how many, and the statements sent meanwhile. */
 async function burst(version: Version): Promise<{ creates: number; sent: Map<string, number> }> {
   const headers = { authorization: `Bearer ${await version.svc.token('Sales', 'bench')}` };
   const sentBefore = await sentSoFar(version);
-  const result = await runLoad({ url: `${version.svc.url}/graphql`, connections: 16, headers, body: CREATE_BODY, seconds: BURST_SECONDS });
+  const result = await runLoad({ url: `${version.svc.url}/graphql`, connections: BURST_CONNECTIONS, headers, body: CREATE_BODY, seconds: BURST_SECONDS });
   return { creates: Math.round(result.rps * BURST_SECONDS), sent: difference(await sentSoFar(version), sentBefore) };
 }
 
@@ -116,7 +119,7 @@ function print(title: string, windows: ReadonlyArray<{ version: Version; result:
   for (const { version, result, note } of windows) {
     const total = [...result.sent.values()].reduce((a, b) => a + b, 0);
     console.log(`  ${version.label}${note ? ` (${note})` : ''}: process ${result.node.toFixed(0)} ms, backends ${result.pg.toFixed(0)} ms `
-      + `(${((result.node + result.pg) / IDLE_SECONDS).toFixed(1)} ms of CPU per second; by third ${result.thirds.map((t) => t.toFixed(0)).join(' / ')} ms); `
+      + `(${((result.node + result.pg) / IDLE_SECONDS).toFixed(1)} ms of CPU per second; by third ${result.thirds.map((t) => t.toFixed(0)).join(' / ')} ms; the first seconds ${result.first.map((t) => t.toFixed(0)).join(' ')}); `
       + `${total} statements`);
     const top = [...result.sent].sort((a, b) => b[1] - a[1]).slice(0, TOP);
     for (const [text, n] of top) console.log(`    ${String(n).padStart(6)}  ${text.slice(0, 140)}`);
@@ -135,9 +138,9 @@ try {
   const after = [];
   for (const version of versions) {
     const { creates, sent } = await burst(version);
-    console.log(`\n${version.label}: statements per create during ${creates} creates in ${BURST_SECONDS} s at c=16`);
+    console.log(`\n${version.label}: statements per create during ${creates} creates in ${BURST_SECONDS} s at c=${BURST_CONNECTIONS}`);
     for (const [text, n] of [...sent].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`  ${(n / creates).toFixed(3).padStart(7)}  ${text.slice(0, 140)}`);
-    after.push({ version, result: await window(meter, version), note: `after ${creates} creates in ${BURST_SECONDS} s at c=16` });
+    after.push({ version, result: await window(meter, version), note: `after ${creates} creates in ${BURST_SECONDS} s at c=${BURST_CONNECTIONS}` });
   }
   print('after a burst of creates', after);
 } finally {

@@ -119,7 +119,7 @@ async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connec
     };
     log(`  ${target.name} c=${connections}: ${Math.round(result.rps)} req/s (rounds: ${all.map((r) => Math.round(r.rps)).join(', ')}), `
       + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request; meanwhile, ms of CPU per second: `
-      + `the other systems of the row ${median(all.map((r) => r.others)).toFixed(0)}, the rest of the machine ${median(all.map((r) => r.rest)).toFixed(0)}`);
+      + `the other systems of the row ${median(all.map((r) => r.others)).toFixed(0)} (rounds: ${all.map((r) => r.others.toFixed(0)).join(', ')}), the rest of the machine ${median(all.map((r) => r.rest)).toFixed(0)}`);
     return result;
   });
 }
