@@ -127,12 +127,16 @@ async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connec
     };
     log(`  ${target.name} c=${connections}: ${Math.round(result.rps)} req/s (rounds: ${all.map((r) => Math.round(r.rps)).join(', ')}), `
       + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request (its work after the slice included: `
-      + `${all.map((r) => r.settle.toFixed(1)).join(', ')} s to quiet); meanwhile, ms of CPU per second: `
+      + `${all.map((r) => r.settle.toFixed(1)).join(', ')} s to quiet; sustained ${Math.round(median(all.map(sustained)))} req/s); meanwhile, ms of CPU per second: `
       + `the other systems of the row ${median(all.map((r) => r.others)).toFixed(0)} (rounds: ${all.map((r) => r.others.toFixed(0)).join(', ')}), `
       + `the rest of the machine ${median(all.map((r) => r.rest)).toFixed(0)}`);
     return result;
   });
 }
+
+/** A slice's requests over its time and the time its system took to finish the work it left (the quiet step not counted). */
+const sustained = (r: { requests: number; settle: number }) =>
+  r.requests / (Math.max(1, Math.round(SECONDS / ROUNDS)) + Math.max(0, r.settle - SETTLE_STEP_MS / 1000));
 
 /** A system is quiet when it used less than this CPU in a SETTLE_STEP_MS (its idle timers use 10-20 ms a second: bench/performance/idle.ts). */
 const QUIET_CPU_MS = 30;
