@@ -39,3 +39,14 @@ export async function measureWithCpu(svc: TestService, database: string, spec: L
   const spent = (await serviceCpuMs(svc, database)) - before;
   return { ...result, cpuMs: spent / Math.max(1, result.rps * spec.seconds) };
 }
+
+/** Busy CPU ms of the whole machine so far, all CPUs (/proc/stat: every state but idle and iowait); null where unreadable. */
+export function machineBusyMs(): number | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = fields;
+    return ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}

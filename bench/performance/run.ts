@@ -18,7 +18,9 @@
  * HTTP load comes from autocannon in a child process. The machine may be
  * shared: the HTTP rows alternate their systems in BENCH_ROUNDS (default 3)
  * slices and the drains run in interleaved rounds, so that background load
- * falls on each alike; every ratio is taken within this run.
+ * falls on each alike; every ratio is taken within this run. A slice starts
+ * once every system of its row is quiet: work one system leaves behind (a
+ * consumer catching up) is its own CPU, not the next system's load.
  *
  * BENCH_BEFORE=DIR (another checkout, built: `npm ci && npm run build` there) adds, to the create
  * rows, that checkout's svc-gen (its generator's build of the same schema, its runtime from its
@@ -44,6 +46,7 @@ import type { DrainSummary } from '../jobs/drain.ts';
 import { measureStarts } from '../start/run.ts';
 import { CREATE_BODY, RECORDS_SCHEMA, startInstalled, type InstalledService } from './installed.ts';
 import { cpuSpent, CpuMeter, spawnChild, type Backends, type Child } from './processes.ts';
+import { machineBusyMs } from '../cpu.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
@@ -81,8 +84,10 @@ interface HttpTarget {
 }
 
 interface Measured extends LoadResult {
-  /** CPU ms (the system's process and its Postgres backends) per request. */
+  /** CPU ms (the system's process and its Postgres backends) per request, the work it did after its slice included. */
   readonly cpuMs: number;
+  /** Requests per second over its slices and the time it took to finish the work each left (see sustained()). */
+  readonly sustained: number;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
@@ -90,19 +95,35 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 /**
  * The targets side by side: a warm-up each, then ROUNDS rounds in which each
  * runs SECONDS / ROUNDS; req/s, CPU per request, p50 and p99 are the medians
- * over the rounds.
+ * over the rounds. After each slice the next one waits until every system of
+ * the row is quiet again (settle()): a system that leaves work behind (a
+ * consumer that fell behind under the load) finishes it before another is
+ * measured, and that work counts in its own CPU per request, not in the
+ * next system's slice.
  */
 async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connections: number): Promise<Measured[]> {
-  const rounds: Array<Array<LoadResult & { cpu: number; requests: number }>> = targets.map(() => []);
+  const rounds: Array<Array<LoadResult & { cpu: number; requests: number; others: number; rest: number; settle: number }>> = targets.map(() => []);
   const seconds = Math.max(1, Math.round(SECONDS / ROUNDS));
+  const sampleAll = () => Promise.all(targets.map((target) => meter.sample(target.pids, target.backends)));
   for (const target of targets) await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds: WARM_SECONDS });
+  await settle(sampleAll);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, target] of targets.entries()) {
-      const before = await meter.sample(target.pids, target.backends);
+      const before = await sampleAll();
+      const busy = machineBusyMs();
+      const began = performance.now();
       const result = await runLoad({ url: target.url, connections, headers: target.headers, body: target.body, seconds });
-      const cpu = cpuSpent(before, await meter.sample(target.pids, target.backends));
+      const after = await sampleAll();
+      const spent = targets.map((_, j) => cpuSpent(before[j], after[j]));
+      // What else ran during the slice: the other systems compared (idle, or finishing work the load left them),
+      // and the rest of the machine (the load generator, the other servers, other users).
+      const others = spent.reduce((sum, ms, j) => sum + (j === i ? 0 : ms), 0);
+      const machine = busy === null ? Number.NaN : machineBusyMs()! - busy;
+      const elapsed = (performance.now() - began) / 1000; // the slice, the load generator's start and the samples
       if (result.errors + result.non2xx > 0) throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-      rounds[i].push({ ...result, cpu, requests: result.rps * seconds });
+      const settled = await settle(sampleAll);
+      const cpu = cpuSpent(before[i], settled.sampled[i]);
+      rounds[i].push({ ...result, cpu, requests: result.rps * seconds, others: others / elapsed, rest: (machine - spent[i] - others) / elapsed, settle: settled.seconds });
     }
   }
   return targets.map((target, i) => {
@@ -111,11 +132,46 @@ async function alternate(meter: CpuMeter, targets: readonly HttpTarget[], connec
       rps: median(all.map((r) => r.rps)), p50: median(all.map((r) => r.p50)), p99: median(all.map((r) => r.p99)),
       errors: 0, non2xx: 0,
       cpuMs: median(all.map((r) => r.cpu / r.requests)),
+      sustained: median(all.map(sustained)),
     };
     log(`  ${target.name} c=${connections}: ${Math.round(result.rps)} req/s (rounds: ${all.map((r) => Math.round(r.rps)).join(', ')}), `
-      + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request`);
+      + `p50 ${result.p50} ms, p99 ${result.p99} ms, CPU ${result.cpuMs.toFixed(3)} ms/request (its work after the slice included: `
+      + `${all.map((r) => r.settle.toFixed(1)).join(', ')} s to quiet; sustained ${Math.round(result.sustained)} req/s); meanwhile, ms of CPU per second: `
+      + `the other systems of the row ${median(all.map((r) => r.others)).toFixed(0)} (rounds: ${all.map((r) => r.others.toFixed(0)).join(', ')}), `
+      + `the rest of the machine ${median(all.map((r) => r.rest)).toFixed(0)}`);
     return result;
   });
+}
+
+/** A slice's requests over its time and the time its system took to finish the work it left (the quiet step not counted). */
+const sustained = (r: { requests: number; settle: number }) =>
+  r.requests / (Math.max(1, Math.round(SECONDS / ROUNDS)) + Math.max(0, r.settle - SETTLE_STEP_MS / 1000));
+
+/** A system is quiet when it used less than this CPU in a SETTLE_STEP_MS (its idle timers use 10-20 ms a second: bench/performance/idle.ts). */
+const QUIET_CPU_MS = 30;
+const SETTLE_STEP_MS = 500;
+const SETTLE_LIMIT_MS = 60_000;
+
+/**
+ * Waits until every system of a row used less than QUIET_CPU_MS in one
+ * SETTLE_STEP_MS (at most SETTLE_LIMIT_MS, then says so); returns the
+ * samples at that point and how long it took, the quiet step included.
+ */
+async function settle(sampleAll: () => Promise<Array<Map<number, number>>>): Promise<{ sampled: Array<Map<number, number>>; seconds: number }> {
+  const began = performance.now();
+  let last = await sampleAll();
+  for (;;) {
+    await new Promise((wake) => setTimeout(wake, SETTLE_STEP_MS));
+    const now = await sampleAll();
+    const busy = now.some((sampled, j) => cpuSpent(last[j], sampled) >= QUIET_CPU_MS);
+    last = now;
+    const waited = performance.now() - began;
+    if (!busy) return { sampled: now, seconds: waited / 1000 };
+    if (waited > SETTLE_LIMIT_MS) {
+      log(`  (not quiet ${SETTLE_LIMIT_MS / 1000} s after a slice: measuring on)`);
+      return { sampled: now, seconds: waited / 1000 };
+    }
+  }
 }
 
 /** A baseline server (../records/serve.ts) on the service's database, its backends told apart by application_name. */
@@ -231,6 +287,10 @@ async function readAndCreate(
         { row, system: `svc-gen before (${commitOf(BEFORE!)}, installed, own database)`, value: thenResult.rps, unit: 'req/s', detail: detail(thenResult) },
         { row, system: 'svc-gen / svc-gen before', value: nowResult.rps / thenResult.rps, unit: 'x',
           ratio: { value: nowResult.rps / thenResult.rps, of: 'before', target: 0.95 } },
+        // A version that leaves work behind its slice (a consumer fallen behind) is ahead in req/s by what it left.
+        { row, system: 'svc-gen / svc-gen before, sustained (slice + time to finish its work)', value: nowResult.sustained / thenResult.sustained,
+          unit: 'x', detail: `${Math.round(nowResult.sustained)} / ${Math.round(thenResult.sustained)} req/s`,
+          ratio: { value: nowResult.sustained / thenResult.sustained, of: 'before' } },
       );
       if (process.env.BENCH_BEFORE_ONLY === '1') continue;
     }
