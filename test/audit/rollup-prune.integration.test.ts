@@ -8,12 +8,11 @@
  * SVC_DISTRIBUTED_CHECK=1 (the suite's default), a prune statement not pinned
  * to one tenant, and not waived, fails the sweep.
  */
-import { createRequire } from 'node:module';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldAuditRollups, pruneAudit } from '../../runtime/audit/index.ts';
 import type { TestService } from '../helpers/service.ts';
 import { startAuditService } from './helpers.ts';
+import { captureMatching as capture, type SentStatement as Captured } from '../helpers/statements.ts';
 
 const DAY = 86_400_000;
 const TENANTS = ['prune-a', 'prune-b', 'prune-c', 'prune-d', ''] as const;
@@ -24,36 +23,6 @@ beforeAll(async () => {
   service = await startAuditService();
 }, 60_000);
 afterAll(() => service?.close());
-
-interface Captured {
-  readonly text: string;
-  readonly values: unknown[];
-}
-
-/** The statements matching `pattern` that `run` sends through either copy of pg. */
-async function capture(pattern: RegExp, run: () => Promise<unknown>): Promise<Captured[]> {
-  const require = createRequire(import.meta.url);
-  const clients = new Set([pg.Client, (require(createRequire(require.resolve('pg-promise')).resolve('pg')) as typeof pg).Client]);
-  const captured: Captured[] = [];
-  const originals = new Map<typeof pg.Client, (...args: unknown[]) => unknown>();
-  for (const Client of clients) {
-    const original = Client.prototype.query as (...args: unknown[]) => unknown;
-    originals.set(Client, original);
-    Client.prototype.query = function query(this: unknown, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string; values?: unknown[] };
-      const text = typeof first === 'string' ? first : first?.text;
-      const values = (typeof first === 'string' ? args[1] : first?.values ?? args[1]) as unknown[] | undefined;
-      if (text && pattern.test(text)) captured.push({ text, values: values ?? [] });
-      return original.apply(this, args);
-    } as typeof Client.prototype.query;
-  }
-  try {
-    await run();
-  } finally {
-    for (const [Client, original] of originals) Client.prototype.query = original as typeof Client.prototype.query;
-  }
-  return captured;
-}
 
 interface PlanNode {
   readonly 'Node Type': string;

@@ -96,3 +96,14 @@ export function captureStatements(): { readonly sent: readonly SentStatement[]; 
     },
   };
 }
+
+/** The statements matching `pattern` that any pg client of this process sends while `run` runs. */
+export async function captureMatching(pattern: RegExp, run: () => Promise<unknown>): Promise<SentStatement[]> {
+  const capture = captureStatements();
+  try {
+    await run();
+  } finally {
+    capture.stop();
+  }
+  return capture.sent.filter((statement) => pattern.test(statement.text));
+}

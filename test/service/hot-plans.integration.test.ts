@@ -7,8 +7,6 @@
  * A statement that loses its index (a changed predicate, a dropped index)
  * fails here rather than at 10M rows.
  */
-import { createRequire } from 'node:module';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldAuditRollups, pruneAudit } from '../../runtime/audit/index.ts';
 import { foldCounts } from '../../runtime/jobs/counts.ts';
@@ -17,17 +15,13 @@ import { TenantScope } from '../../runtime/tenancy/index.ts';
 import { listRuns } from '../../runtime/workflows/store.ts';
 import type { TestService } from '../helpers/service.ts';
 import { startRecordsService } from '../records/helpers.ts';
+import { captureMatching as capture, type SentStatement as Captured } from '../helpers/statements.ts';
 
 /** One of 200 tenants holding 0.5% of each table, as one of 1,000 does at scale within 5x. */
 const TENANT = 't7';
 /** A tenant holding a third of the records: a sequential scan looks cheap for it, and is not (ADR 022). */
 const BIG = 'big';
 const EXACT_COUNT = 1_000;
-
-interface Captured {
-  readonly text: string;
-  readonly values: unknown[];
-}
 
 interface PlanNode {
   readonly 'Node Type': string;
@@ -39,31 +33,6 @@ interface PlanNode {
 function* nodes(node: PlanNode): Generator<PlanNode> {
   yield node;
   for (const child of node.Plans ?? []) yield* nodes(child);
-}
-
-/** The statements matching `pattern` that `run` sends through either copy of pg (the project's, pg-promise's). */
-async function capture(pattern: RegExp, run: () => Promise<unknown>): Promise<Captured[]> {
-  const require = createRequire(import.meta.url);
-  const clients = new Set([pg.Client, (require(createRequire(require.resolve('pg-promise')).resolve('pg')) as typeof pg).Client]);
-  const captured: Captured[] = [];
-  const originals = new Map<typeof pg.Client, (...args: unknown[]) => unknown>();
-  for (const Client of clients) {
-    const original = Client.prototype.query as (...args: unknown[]) => unknown;
-    originals.set(Client, original);
-    Client.prototype.query = function query(this: unknown, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string; values?: unknown[] };
-      const text = typeof first === 'string' ? first : first?.text;
-      const values = (typeof first === 'string' ? args[1] : first?.values ?? args[1]) as unknown[] | undefined;
-      if (text && pattern.test(text)) captured.push({ text, values: values ?? [] });
-      return original.apply(this, args);
-    } as typeof Client.prototype.query;
-  }
-  try {
-    await run();
-  } finally {
-    for (const [Client, original] of originals) Client.prototype.query = original as typeof Client.prototype.query;
-  }
-  return captured;
 }
 
 let service: TestService;
