@@ -9,7 +9,7 @@ import type { AuditPolicy } from '../config/index.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { clientAddress, TokenBuckets } from '../edge/index.ts';
 import type { Logger } from '../log/index.ts';
-import { compile, sql, type Sql, type SqlCast } from '../sql/index.ts';
+import { compile, sql, type Sql, type SqlCast, type SqlValue } from '../sql/index.ts';
 import { tenantKey } from '../tenancy/index.ts';
 import { REDACTED, type AuditEntryInput, type AuditLog, type Outcome } from './types.ts';
 
@@ -93,10 +93,16 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
   const insert = (t: Db | Tx, rows: unknown[][]) => t.none(insertMany(rows));
 
   /** The CTE body writing `entry` once per row of `created` (a create's CTE): none when it made no row. */
+  /** One entry per row of `created`, its columns given as `slot(column, cast)`. */
+  const entryFromSlots = (created: Sql, slot: (column: number, cast: SqlCast) => SqlValue): Sql | null => {
+    if (off) return null;
+    const values = CASTS.map((cast, i) => slot(i, cast));
+    return sql`insert into svc_audit (id, ${COLUMN_LIST}) select ${NEXT_ID}, ${sql.join(values, ', ')} from ${created}`;
+  };
   const entryFrom = (entry: AuditEntryInput, created: Sql): Sql | null => {
     if (off) return null;
-    const values = row(entry).map((value, i) => sql.value(value, CASTS[i]));
-    return sql`insert into svc_audit (id, ${COLUMN_LIST}) select ${NEXT_ID}, ${sql.join(values, ', ')} from ${created}`;
+    const values = row(entry);
+    return entryFromSlots(created, (i, cast) => sql.value(values[i], cast));
   };
 
   const anonymous = anonymousBudget(log);
@@ -130,11 +136,7 @@ export function createAuditLog(db: Db, options: AuditLogOptions, log: Logger): A
       if (list.length > 0) await insert(t, list.map((entry) => row(entry)));
     },
     entryFrom,
-    entryFromSlots(created, slot) {
-      if (off) return null;
-      const values = CASTS.map((cast, i) => slot(i, cast));
-      return sql`insert into svc_audit (id, ${COLUMN_LIST}) select ${NEXT_ID}, ${sql.join(values, ', ')} from ${created}`;
-    },
+    entryFromSlots,
     entryValues: (entry) => row(entry),
     denied: (entry) => alone(entry, 'denied'),
     failed: (entry) => alone(entry, 'error'),

@@ -135,6 +135,10 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY, 
     (tenantMode ? stampLater(t, events.map((e) => e.eventId), events.map((e) => e.tenantId)) : undefined);
   const seqColumn = tenantMode ? sql`, tenant_seq` : sql.empty;
   const seqValue = (tenantId: Sql | SqlValue) => (tenantMode ? sql`, ${nextTenantSeqSql(sql`${tenantId}`)}` : sql.empty);
+  /** A new stream's first event (version 1) per row of `from`; `c.tenantId` is the stored key, never null. */
+  const firstInsert = (from: Sql, c: EventColumnsSql) => sql`
+    insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id${seqColumn})
+    select ${c.id}, ${c.streamType}, ${c.streamId}, 1, ${c.eventType}, ${c.data}, ${c.actorId}, ${c.tenantId}${seqValue(c.tenantId)} from ${from}`;
   const store: EventStore = {
     policy,
     cursor,
@@ -162,16 +166,14 @@ export function createEventStore(db: Db, policy: HistoryOptions = FULL_HISTORY, 
     firstEvent(event, from) {
       if (!keeps(event.streamType)) return null;
       const data = event.data === undefined ? sql`to_jsonb(${from})` : sql.value(toJson(event.data), 'jsonb');
-      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id${seqColumn})
-        select ${sql.value(event.eventId, 'text')}, ${sql.value(event.streamType, 'text')}, ${sql.value(event.streamId, 'text')}, 1,
-               ${sql.value(event.eventType, 'text')}, ${data}, ${sql.value(event.actorId, 'text')},
-               ${sql.value(tenantKey(event.tenantId), 'text')}${seqValue(sql.value(tenantKey(event.tenantId), 'text'))} from ${from}`;
+      return firstInsert(from, {
+        id: sql.value(event.eventId, 'text'), streamType: sql.value(event.streamType, 'text'), streamId: sql.value(event.streamId, 'text'),
+        eventType: sql.value(event.eventType, 'text'), data, actorId: sql.value(event.actorId, 'text'), tenantId: sql.value(tenantKey(event.tenantId), 'text'),
+      });
     },
     firstEventFrom(streamType, from, c) {
       if (!keeps(streamType)) return null;
-      const tenant = sql`coalesce(${c.tenantId}, '')`;
-      return sql`insert into svc_events (id, stream_type, stream_id, version, event_type, data, actor_id, tenant_id${seqColumn})
-        select ${c.id}, ${c.streamType}, ${c.streamId}, 1, ${c.eventType}, ${c.data}, ${c.actorId}, ${tenant}${seqValue(tenant)} from ${from}`;
+      return firstInsert(from, { ...c, tenantId: sql`coalesce(${c.tenantId}, '')` });
     },
     appendFrom(streamType, from, c) {
       if (!keeps(streamType)) return null;
